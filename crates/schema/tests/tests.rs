@@ -1,0 +1,221 @@
+//! Integration tests of the run-file format.
+
+mod golden {
+    use std::collections::BTreeMap;
+
+    use vload_schema::*;
+
+    const GOLDEN: &str = "tests/data/golden-run.json";
+
+    fn record(values: &[u64]) -> LatencyRecord {
+        let mut histogram = new_histogram(&HistogramSettings::default());
+        let mut moments = Moments::new();
+        for &v in values {
+            histogram.record(v).unwrap();
+            moments.record(v);
+        }
+        LatencyRecord {
+            histogram: EncodedHistogram::encode(&histogram).unwrap(),
+            moments,
+        }
+    }
+
+    /// A small but complete open-loop run, built field by field.
+    fn sample_run() -> RunFile {
+        let response = [180_000, 210_000, 250_000, 990_000_000];
+        let service = [170_000, 200_000, 240_000, 2_100_000];
+        let mut errors = BTreeMap::new();
+        errors.insert(
+            ErrorKind::RequestTimeout,
+            ErrorCount {
+                count: 1,
+                sample: "no response within 1s".into(),
+            },
+        );
+        let mut interval_errors = BTreeMap::new();
+        interval_errors.insert(ErrorKind::RequestTimeout, 1);
+        RunFile {
+            schema_version: SCHEMA_VERSION,
+            vload_version: "0.1.0".into(),
+            run_id: "20261122T013612Z-5f3a9c21".into(),
+            label: Some("x86_64".into()),
+            started_at: "2026-11-22T01:36:12.345Z".into(),
+            interrupted: false,
+            environment: Environment {
+                arch: "x86_64".into(),
+                os: "linux".into(),
+                cpu_model: "Example CPU @ 2.00GHz".into(),
+                cpus_available: 2,
+                kernel: "6.1.0".into(),
+                hostname: "loadgen-1".into(),
+            },
+            plan: Plan {
+                mode: Mode::Open,
+                target: "http://127.0.0.1:8081/".into(),
+                method: "GET".into(),
+                headers: vec![Header {
+                    name: "accept".into(),
+                    value: "*/*".into(),
+                }],
+                body_bytes: 0,
+                connections: 10_000,
+                rate_per_s: Some(5.0),
+                arrival: Arrival::Constant,
+                seed: None,
+                duration_s: Some(1.0),
+                requests: None,
+                warmup_s: 0.0,
+                timeout_s: 1.0,
+                connect_timeout_s: 1.0,
+                http_version: "1.1".into(),
+                threads: 1,
+                histogram: HistogramSettings::default(),
+            },
+            workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
+            window: Window {
+                warmup_s: 0.0,
+                measured_s: 1.0,
+                wait_s: 0.75,
+            },
+            totals: Totals {
+                intended: 5,
+                sent: 5,
+                completed: 5,
+                status_codes: BTreeMap::from([(200, 4)]),
+                errors,
+                bytes_in: 44,
+                bytes_out: 0,
+                connections_opened: 2,
+                late_sends: 0,
+                backlog: 0,
+                out_of_range: 0,
+            },
+            latency: Latency {
+                primary: LatencyKind::Response,
+                response: Some(record(&response)),
+                service: record(&service),
+                dispatch_lag: Some(record(&[2_000, 3_000, 2_500, 4_000, 3_500])),
+                hiccup: record(&[40_000, 55_000, 61_000]),
+            },
+            cache: CacheCounts {
+                hit: 3,
+                miss: 1,
+                unknown: 0,
+                by_source: CacheSources {
+                    x_varnish: 4,
+                    x_cache: 0,
+                    age: 0,
+                },
+            },
+            client_health: ClientHealth {
+                cpu_s: 0.012,
+                cpu_util: 0.003,
+                max_thread_busy: 0.006,
+                dispatch_lag_p99_ns: Some(4_001),
+                late_sends: 0,
+                hiccup_p99_ns: Some(61_023),
+                fd_limit: 1_048_576,
+                fd_needed: 10_064,
+                verdict: Verdict::Ok,
+                reasons: vec![],
+            },
+            intervals: vec![Interval {
+                start_s: 0.0,
+                duration_s: 1.0,
+                warmup: false,
+                intended: 5,
+                sent: 5,
+                completed: 5,
+                errors: interval_errors,
+                status_classes: StatusClasses {
+                    s2xx: 4,
+                    ..StatusClasses::default()
+                },
+                bytes_in: 44,
+                bytes_out: 0,
+                connections_opened: 2,
+                in_flight: 0,
+                hits: 3,
+                misses: 1,
+                latency: record(&response),
+            }],
+        }
+    }
+
+    #[test]
+    fn golden_file_round_trips_byte_for_byte() {
+        if std::env::var_os("VLOAD_BLESS").is_some() {
+            std::fs::write(GOLDEN, sample_run().to_json()).unwrap();
+        }
+        let text =
+            std::fs::read_to_string(GOLDEN).expect("golden file exists (VLOAD_BLESS=1 writes it)");
+        let run = RunFile::from_json(&text).expect("golden file parses");
+        assert_eq!(
+            run.to_json(),
+            text,
+            "parse + write must reproduce the file exactly"
+        );
+        // The fields match what the sample was built from, histograms included.
+        let sample = sample_run();
+        assert_eq!(run.totals, sample.totals);
+        assert_eq!(run.plan, sample.plan);
+        for (a, b) in [
+            (&run.latency.service, &sample.latency.service),
+            (
+                run.latency.response.as_ref().unwrap(),
+                sample.latency.response.as_ref().unwrap(),
+            ),
+        ] {
+            assert_eq!(a.histogram.decode().unwrap(), b.histogram.decode().unwrap());
+            assert_eq!(a.moments, b.moments);
+        }
+    }
+
+    #[test]
+    fn histogram_and_moments_in_the_file_agree() {
+        let run = sample_run();
+        let record = run.latency.primary();
+        let h = record.histogram.decode().unwrap();
+        assert_eq!(h.len(), record.moments.n);
+        // HdrHistogram reports bucket edges; the exact max lies within 0.1% of it.
+        let hmax = h.max() as f64;
+        assert!((hmax - record.moments.max_ns as f64).abs() / hmax < 0.001);
+    }
+}
+
+mod bad_input {
+    use vload_schema::{RunFile, SchemaError};
+
+    fn golden() -> String {
+        std::fs::read_to_string("tests/data/golden-run.json").unwrap()
+    }
+
+    #[test]
+    fn truncated_json_is_a_json_error() {
+        let text = golden();
+        let err = RunFile::from_json(&text[..text.len() / 2]).unwrap_err();
+        assert!(matches!(err, SchemaError::Json(_)), "{err}");
+    }
+
+    #[test]
+    fn json_without_schema_version_is_not_a_run() {
+        let err = RunFile::from_json(r#"{"requests": 5}"#).unwrap_err();
+        assert!(matches!(err, SchemaError::NotARun), "{err}");
+        let err = RunFile::from_json("[1, 2]").unwrap_err();
+        assert!(matches!(err, SchemaError::NotARun), "{err}");
+    }
+
+    #[test]
+    fn newer_schema_is_refused_with_upgrade_advice() {
+        let text = golden().replacen("\"schema_version\": 1", "\"schema_version\": 7", 1);
+        let err = RunFile::from_json(&text).unwrap_err();
+        assert!(err.to_string().contains("upgrade vload"), "{err}");
+    }
+
+    #[test]
+    fn missing_field_names_the_field() {
+        let text = golden().replacen("\"run_id\"", "\"run_ident\"", 1);
+        let err = RunFile::from_json(&text).unwrap_err();
+        assert!(err.to_string().contains("run_id"), "{err}");
+    }
+}

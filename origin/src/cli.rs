@@ -1,0 +1,127 @@
+//! Command-line arguments of `vload-origin` and `vload origin`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::{OriginConfig, Stall};
+
+/// Run the test origin: Hello World, synthetic sizes and delays, fault modes, `/stats`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OriginArgs {
+    /// Address to listen on; port 0 picks a free port (default: 127.0.0.1:8081).
+    #[arg(long, default_value = "127.0.0.1:8081")]
+    pub listen: SocketAddr,
+    /// Server threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Stall every this long, e.g. 5s: no response is written during the stall (default: never).
+    #[arg(long, value_parser = humantime::parse_duration, requires = "stall_for")]
+    pub stall_every: Option<Duration>,
+    /// Length of each stall, e.g. 1s (with --stall-every).
+    #[arg(long, value_parser = humantime::parse_duration, requires = "stall_every")]
+    pub stall_for: Option<Duration>,
+    /// Close every connection after this many requests (default: keep alive).
+    #[arg(long)]
+    pub close_after: Option<u64>,
+    /// Reset the connection of every Nth request (default: never).
+    #[arg(long)]
+    pub reset_every: Option<u64>,
+    /// Send every body at this many bytes per second (default: as fast as possible).
+    #[arg(long)]
+    pub slow_body: Option<u64>,
+    /// Delay every response by this long, e.g. 10ms (default: none).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub delay: Option<Duration>,
+}
+
+/// A flag combination that cannot work.
+#[derive(Debug, thiserror::Error)]
+pub enum OriginArgsError {
+    /// The stall would never end.
+    #[error("--stall-for {0:?} must be shorter than --stall-every {1:?}")]
+    StallTooLong(Duration, Duration),
+    /// A count of zero.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+}
+
+impl TryFrom<&OriginArgs> for OriginConfig {
+    type Error = OriginArgsError;
+
+    fn try_from(args: &OriginArgs) -> Result<Self, Self::Error> {
+        let stall = match (args.stall_every, args.stall_for) {
+            (Some(every), Some(length)) if length >= every || every.is_zero() => {
+                return Err(OriginArgsError::StallTooLong(length, every));
+            }
+            (Some(every), Some(length)) => Some(Stall { every, length }),
+            _ => None,
+        };
+        for (value, flag) in [
+            (args.close_after, "--close-after"),
+            (args.reset_every, "--reset-every"),
+            (args.slow_body, "--slow-body"),
+            (args.threads.map(|t| t as u64), "--threads"),
+        ] {
+            if value == Some(0) {
+                return Err(OriginArgsError::Zero(flag));
+            }
+        }
+        Ok(OriginConfig {
+            listen: args.listen,
+            threads: args.threads,
+            stall,
+            close_after: args.close_after,
+            reset_every: args.reset_every,
+            slow_body_bytes_per_s: args.slow_body,
+            delay: args.delay,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        origin: OriginArgs,
+    }
+
+    fn config(args: &[&str]) -> Result<OriginConfig, String> {
+        let cli = Cli::try_parse_from(std::iter::once("origin").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        OriginConfig::try_from(&cli.origin).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn stall_flags_make_a_stall() {
+        let c = config(&["--stall-every", "5s", "--stall-for", "1s"]).unwrap();
+        assert_eq!(
+            c.stall,
+            Some(Stall {
+                every: Duration::from_secs(5),
+                length: Duration::from_secs(1)
+            })
+        );
+        assert_eq!(c.listen, "127.0.0.1:8081".parse().unwrap());
+    }
+
+    #[test]
+    fn impossible_combinations_are_refused() {
+        assert!(
+            config(&["--stall-every", "1s", "--stall-for", "2s"])
+                .unwrap_err()
+                .contains("shorter")
+        );
+        assert!(config(&["--stall-every", "1s"]).is_err());
+        assert!(
+            config(&["--close-after", "0"])
+                .unwrap_err()
+                .contains("--close-after")
+        );
+        assert!(config(&["--listen", "nowhere"]).is_err());
+    }
+}

@@ -1,0 +1,309 @@
+//! A fast, configurable test origin for vload: HTTP/1.1 and h2c on hyper.
+//!
+//! `GET /` (or any path) answers `Hello World`, the 11-byte `text/plain` backend of
+//! published Varnish benchmarks. Query parameters shape any response:
+//!
+//! | parameter | effect |
+//! | --- | --- |
+//! | `size=N` | body of N bytes |
+//! | `size=MIN-MAX` | body size in the range, stable per path (a hash of the path) |
+//! | `delay=200ms` | wait before answering |
+//! | `status=404` | response status |
+//! | `cache=max-age=60`, `cache=no-store` | `Cache-Control` value |
+//! | `chunked=1` | chunked transfer encoding instead of `Content-Length` |
+//! | `close=1` | `Connection: close` after this response |
+//! | `reset=1`, `reset=mid` | reset the connection (RST) before the response, or mid-body |
+//! | `slow=BPS` | send the body at BPS bytes per second |
+//!
+//! `GET /stats` returns [`StatsSnapshot`] as JSON: requests total and per path, connections
+//! accepted and open, so a test counts backend fetches the way cache benchmarks do.
+//! Server-wide fault modes live in [`OriginConfig`]: a periodic stall (no response is
+//! written during it: the classic coordinated-omission demonstration), closing every
+//! connection after N requests, resetting every Nth request, a slow body, a fixed delay.
+//!
+//! # Example
+//!
+//! ```
+//! use vload_origin::{OriginConfig, spawn};
+//!
+//! let origin = spawn(OriginConfig::loopback())?; // 127.0.0.1, a free port
+//! let url = origin.url();
+//! assert!(url.starts_with("http://127.0.0.1:"));
+//! assert_eq!(origin.stats().requests_total, 0);
+//! origin.shutdown(); // graceful: in-flight responses finish
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! # Performance
+//!
+//! One thread per core, each with its own current-thread tokio runtime and its own
+//! `SO_REUSEPORT` listener on the same port, so threads share nothing on the accept
+//! path. Bodies are slices of a static buffer: no allocation per response. The only
+//! shared state per request is a relaxed counter and the per-path map's lock.
+//!
+//! # Limits
+//!
+//! The per-path map grows with the number of distinct paths (about 100 bytes each).
+//! Resets are meant for HTTP/1.1; over h2 they reset the stream.
+
+mod body;
+#[cfg(feature = "cli")]
+mod cli;
+mod service;
+mod stats;
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use socket2::{Domain, Socket, Type};
+use tokio::sync::watch;
+
+#[cfg(feature = "cli")]
+pub use cli::OriginArgs;
+use service::{ConnState, Shared};
+use stats::Stats;
+pub use stats::StatsSnapshot;
+
+/// The server-wide stall: no response is written during the last `length` of every `every`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// Period of the stall, counted from the origin's start.
+    pub every: Duration,
+    /// How long each stall lasts (less than `every`).
+    pub length: Duration,
+}
+
+/// How to run an origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginConfig {
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Server threads; `None` for one per available core.
+    pub threads: Option<usize>,
+    /// Periodic stall.
+    pub stall: Option<Stall>,
+    /// Close every connection after this many requests.
+    pub close_after: Option<u64>,
+    /// Reset the connection of every Nth request (counted across the server).
+    pub reset_every: Option<u64>,
+    /// Send every body at this many bytes per second.
+    pub slow_body_bytes_per_s: Option<u64>,
+    /// Delay every response by this much.
+    pub delay: Option<Duration>,
+}
+
+impl OriginConfig {
+    /// 127.0.0.1 on a free port, no faults: what tests use.
+    pub fn loopback() -> Self {
+        OriginConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            threads: None,
+            stall: None,
+            close_after: None,
+            reset_every: None,
+            slow_body_bytes_per_s: None,
+            delay: None,
+        }
+    }
+}
+
+/// A running origin. Dropping it shuts it down gracefully, as [`OriginHandle::shutdown`] does.
+#[derive(Debug)]
+pub struct OriginHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: watch::Sender<bool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// How long a graceful shutdown waits for in-flight responses.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// Starts an origin on its own threads and returns once it is listening.
+///
+/// # Errors
+/// The address cannot be bound, or a thread or runtime cannot be created.
+pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
+    let threads = config
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let first = bind(config.listen)?;
+    let addr = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..threads {
+        listeners.push(bind(addr)?);
+    }
+    let shared = Arc::new(Shared::new(config));
+    let (shutdown, watcher) = watch::channel(false);
+    let threads = listeners
+        .into_iter()
+        .enumerate()
+        .map(|(i, listener)| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let (shared, watcher) = (shared.clone(), watcher.clone());
+            std::thread::Builder::new()
+                .name(format!("vload-origin-{i}"))
+                .spawn(move || runtime.block_on(serve(listener, shared, watcher)))
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    Ok(OriginHandle {
+        addr,
+        shared,
+        shutdown,
+        threads,
+    })
+}
+
+impl OriginHandle {
+    /// The address the origin listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Counts since start, as `/stats` serves them.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.shared.stats.snapshot()
+    }
+
+    /// Stops accepting, lets in-flight responses finish (up to 2 s), and joins the threads.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    /// Blocks until SIGINT or SIGTERM, then shuts down gracefully.
+    ///
+    /// # Errors
+    /// The signal handlers cannot be installed.
+    pub fn run_until_signal(self) -> io::Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => r,
+                _ = term.recv() => Ok(()),
+            }
+        })?;
+        self.shutdown();
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        self.shutdown.send_replace(true);
+        for thread in self.threads.drain(..) {
+            // A server thread that panicked has nothing left to clean up.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for OriginHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(4096)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+/// Makes the next close of `fd` send a TCP RST instead of a FIN.
+pub(crate) fn reset_on_close(fd: RawFd) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: fd is an open socket owned by the connection that is being reset, and
+    // the pointer and length describe a valid `linger` for the call's duration.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
+async fn serve(listener: TcpListener, shared: Arc<Shared>, mut shutdown: watch::Receiver<bool>) {
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .expect("listener is non-blocking and on a runtime");
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).keep_alive(true);
+    builder.http2().timer(TokioTimer::new());
+    let live = Arc::new(());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let conn = serve_connection(stream, builder.clone(), shared.clone(), shutdown.clone(), live.clone());
+                    tokio::spawn(conn);
+                }
+                // Out of descriptors or a connection gone before accept: back off briefly.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            },
+            _ = shutdown.changed() => break,
+        }
+    }
+    drop(listener);
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    while Arc::strong_count(&live) > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Counts a connection as closed however its task ends, cancellation included.
+struct OpenConnection(Arc<Shared>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.stats.connection_closed();
+    }
+}
+
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    builder: auto::Builder<TokioExecutor>,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+    _live: Arc<()>,
+) {
+    let _ = stream.set_nodelay(true);
+    shared.stats.connection_opened();
+    let _open = OpenConnection(shared.clone());
+    let state = Arc::new(ConnState::new(stream.as_raw_fd()));
+    let service = service_fn(move |req| service::handle(req, shared.clone(), state.clone()));
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = shutdown.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}

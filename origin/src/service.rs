@@ -1,0 +1,297 @@
+//! Request handling: routes, query parameters, fault injection.
+
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Response, StatusCode, Version};
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+
+use crate::body::{ResetOnPurpose, SynthBody};
+use crate::{OriginConfig, Stats};
+
+/// State shared by all threads of one origin.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: OriginConfig,
+    pub(crate) stats: Stats,
+    pub(crate) started: tokio::time::Instant,
+    requests: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(config: OriginConfig) -> Self {
+        Shared {
+            config,
+            stats: Stats::default(),
+            started: tokio::time::Instant::now(),
+            requests: AtomicU64::new(0),
+        }
+    }
+}
+
+/// State of one connection.
+#[derive(Debug)]
+pub(crate) struct ConnState {
+    pub(crate) fd: RawFd,
+    requests: AtomicU64,
+}
+
+impl ConnState {
+    pub(crate) fn new(fd: RawFd) -> Self {
+        ConnState {
+            fd,
+            requests: AtomicU64::new(0),
+        }
+    }
+}
+
+/// How a response's body size is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Size {
+    Fixed(u64),
+    /// A stable size in `min..=max` from a hash of the path.
+    Range(u64, u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reset {
+    BeforeResponse,
+    MidBody,
+}
+
+/// Response-shaping query parameters.
+#[derive(Debug, Default, PartialEq)]
+struct Params<'a> {
+    size: Option<Size>,
+    delay: Option<Duration>,
+    status: Option<StatusCode>,
+    cache: Option<&'a str>,
+    chunked: bool,
+    close: bool,
+    reset: Option<Reset>,
+    slow_bytes_per_s: Option<u64>,
+}
+
+fn parse_params(query: &str) -> Result<Params<'_>, String> {
+    let mut p = Params::default();
+    for pair in query.split('&').filter(|s| !s.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = |what: &str| format!("bad value '{value}' for {key}: expected {what}");
+        match key {
+            "size" => {
+                let size = match value.split_once('-') {
+                    Some((lo, hi)) => match (lo.parse(), hi.parse()) {
+                        (Ok(lo), Ok(hi)) if lo <= hi => Size::Range(lo, hi),
+                        _ => return Err(bad("bytes N or a range MIN-MAX")),
+                    },
+                    None => Size::Fixed(
+                        value
+                            .parse()
+                            .map_err(|_| bad("bytes N or a range MIN-MAX"))?,
+                    ),
+                };
+                p.size = Some(size);
+            }
+            "delay" => {
+                p.delay = Some(
+                    humantime::parse_duration(value).map_err(|_| bad("a duration like 200ms"))?,
+                )
+            }
+            "status" => {
+                let code = value
+                    .parse::<u16>()
+                    .ok()
+                    .and_then(|c| StatusCode::from_u16(c).ok());
+                p.status = Some(code.ok_or_else(|| bad("a status code 100-999"))?);
+            }
+            "cache" => p.cache = Some(value),
+            "chunked" => p.chunked = flag(value).ok_or_else(|| bad("1 or 0"))?,
+            "close" => p.close = flag(value).ok_or_else(|| bad("1 or 0"))?,
+            "reset" => {
+                p.reset = match value {
+                    "1" | "before" => Some(Reset::BeforeResponse),
+                    "mid" => Some(Reset::MidBody),
+                    "0" => None,
+                    _ => return Err(bad("1 (before the response) or mid (mid-body)")),
+                }
+            }
+            "slow" => {
+                p.slow_bytes_per_s = Some(value.parse().map_err(|_| bad("bytes per second"))?)
+            }
+            _ => {} // Other parameters only make URLs distinct (cache busting).
+        }
+    }
+    Ok(p)
+}
+
+fn flag(value: &str) -> Option<bool> {
+    match value {
+        "1" | "" | "true" => Some(true),
+        "0" | "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// FNV-1a: a stable hash, the same on every platform and run.
+fn stable_hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn body_len(size: Size, path: &str) -> u64 {
+    match size {
+        Size::Fixed(n) => n,
+        Size::Range(lo, hi) => lo + stable_hash(path) % (hi - lo + 1),
+    }
+}
+
+/// Answers one request.
+///
+/// # Errors
+/// Only to reset the connection on purpose.
+pub(crate) async fn handle(
+    mut req: Request<Incoming>,
+    shared: Arc<Shared>,
+    conn: Arc<ConnState>,
+) -> Result<Response<SynthBody>, ResetOnPurpose> {
+    // Read the request body so that the connection can be reused.
+    while let Some(frame) = req.body_mut().frame().await {
+        if frame.is_err() {
+            break;
+        }
+    }
+    let path = req.uri().path();
+    if path == "/stats" && req.method() == Method::GET {
+        return Ok(stats_response(&shared));
+    }
+    let target = req.uri().path_and_query().map_or(path, |pq| pq.as_str());
+    shared.stats.count_request(target);
+    let params = match parse_params(req.uri().query().unwrap_or("")) {
+        Ok(params) => params,
+        Err(message) => return Ok(text(StatusCode::BAD_REQUEST, message)),
+    };
+    let n_server = shared.requests.fetch_add(1, Relaxed) + 1;
+    let n_conn = conn.requests.fetch_add(1, Relaxed) + 1;
+    let config = &shared.config;
+    if params.reset == Some(Reset::BeforeResponse)
+        || config.reset_every.is_some_and(|n| n_server.is_multiple_of(n))
+    {
+        crate::reset_on_close(conn.fd);
+        return Err(ResetOnPurpose);
+    }
+    wait_out_stall(&shared).await;
+    if let Some(delay) = params.delay.or(config.delay) {
+        tokio::time::sleep(delay).await;
+    }
+    let mut body = match params.size {
+        Some(size) => SynthBody::sized(body_len(size, path)),
+        None => SynthBody::hello(),
+    };
+    if params.chunked {
+        body = body.chunked();
+    }
+    if let Some(bps) = params.slow_bytes_per_s.or(config.slow_body_bytes_per_s) {
+        body = body.paced(bps);
+    }
+    if params.reset == Some(Reset::MidBody) {
+        body = body.reset_midway(conn.fd);
+    }
+    let mut response = Response::new(body);
+    *response.status_mut() = params.status.unwrap_or(StatusCode::OK);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    if let Some(cache) = params.cache
+        && let Ok(value) = HeaderValue::from_str(cache)
+    {
+        headers.insert(CACHE_CONTROL, value);
+    }
+    let close = params.close || config.close_after.is_some_and(|n| n_conn >= n);
+    if close && req.version() <= Version::HTTP_11 {
+        headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    Ok(response)
+}
+
+/// Holds the response while the server-wide stall is on (the last `length` of every `period`).
+async fn wait_out_stall(shared: &Shared) {
+    let Some(stall) = shared.config.stall else {
+        return;
+    };
+    let period = stall.every.as_nanos();
+    let elapsed = shared.started.elapsed().as_nanos();
+    let into_period = elapsed % period;
+    if into_period >= period - stall.length.as_nanos() {
+        let left = (period - into_period) as u64;
+        tokio::time::sleep(Duration::from_nanos(left)).await;
+    }
+}
+
+fn stats_response(shared: &Shared) -> Response<SynthBody> {
+    let json = serde_json::to_vec(&shared.stats.snapshot()).expect("stats always serialize");
+    let mut response = Response::new(SynthBody::from_bytes(Bytes::from(json)));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn text(status: StatusCode, message: String) -> Response<SynthBody> {
+    let mut response = Response::new(SynthBody::from_bytes(Bytes::from(message)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_parameter() {
+        let p = parse_params(
+            "size=100&delay=200ms&status=404&cache=max-age=60&chunked=1&close=1&reset=mid&slow=10",
+        )
+        .unwrap();
+        assert_eq!(p.size, Some(Size::Fixed(100)));
+        assert_eq!(p.delay, Some(Duration::from_millis(200)));
+        assert_eq!(p.status, Some(StatusCode::NOT_FOUND));
+        assert_eq!(p.cache, Some("max-age=60"));
+        assert!(p.chunked && p.close);
+        assert_eq!(p.reset, Some(Reset::MidBody));
+        assert_eq!(p.slow_bytes_per_s, Some(10));
+    }
+
+    #[test]
+    fn rejects_bad_values_naming_the_parameter() {
+        for (query, needle) in [
+            ("size=abc", "size"),
+            ("size=50-10", "size"),
+            ("delay=soon", "delay"),
+            ("status=99999", "status"),
+            ("reset=maybe", "reset"),
+        ] {
+            let err = parse_params(query).unwrap_err();
+            assert!(err.contains(needle), "{query}: {err}");
+        }
+    }
+
+    #[test]
+    fn size_range_is_stable_per_path_and_within_bounds() {
+        let size = Size::Range(10_000, 50_000);
+        let a = body_len(size, "/obj/1");
+        assert_eq!(a, body_len(size, "/obj/1"));
+        let sizes: std::collections::HashSet<u64> = (0..100)
+            .map(|i| body_len(size, &format!("/obj/{i}")))
+            .collect();
+        assert!(sizes.iter().all(|s| (10_000..=50_000).contains(s)));
+        assert!(sizes.len() > 90, "sizes spread over the range");
+    }
+}

@@ -1,0 +1,70 @@
+//! Request and connection counters, served as JSON at `/stats`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use serde::{Deserialize, Serialize};
+
+/// Live counters shared by every server thread.
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    requests_total: AtomicU64,
+    by_path: Mutex<HashMap<String, u64>>,
+    connections_accepted: AtomicU64,
+    connections_closed: AtomicU64,
+}
+
+impl Stats {
+    pub(crate) fn count_request(&self, target: &str) {
+        self.requests_total.fetch_add(1, Relaxed);
+        let mut by_path = self
+            .by_path
+            .lock()
+            .expect("no thread panics holding the stats lock");
+        match by_path.get_mut(target) {
+            Some(n) => *n += 1,
+            None => {
+                by_path.insert(target.to_owned(), 1);
+            }
+        }
+    }
+
+    pub(crate) fn connection_opened(&self) {
+        self.connections_accepted.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn connection_closed(&self) {
+        self.connections_closed.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> StatsSnapshot {
+        let by_path = self
+            .by_path
+            .lock()
+            .expect("no thread panics holding the stats lock");
+        let accepted = self.connections_accepted.load(Relaxed);
+        StatsSnapshot {
+            requests_total: self.requests_total.load(Relaxed),
+            requests_by_path: by_path.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            connections_accepted: accepted,
+            connections_open: accepted.saturating_sub(self.connections_closed.load(Relaxed)),
+        }
+    }
+}
+
+/// What `/stats` returns: counts since the origin started.
+///
+/// Requests to `/stats` itself are not counted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatsSnapshot {
+    /// Requests answered (or failed on purpose) since start.
+    pub requests_total: u64,
+    /// Requests by request target as received: the path and, if any, the query
+    /// (`/obj/7?size=100`), so that every distinct cache object has its own count.
+    pub requests_by_path: BTreeMap<String, u64>,
+    /// TCP connections accepted since start.
+    pub connections_accepted: u64,
+    /// TCP connections open now.
+    pub connections_open: u64,
+}
