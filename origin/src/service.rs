@@ -180,14 +180,16 @@ pub(crate) async fn handle(
     let n_conn = conn.requests.fetch_add(1, Relaxed) + 1;
     let config = &shared.config;
     if params.reset == Some(Reset::BeforeResponse)
-        || config.reset_every.is_some_and(|n| n_server.is_multiple_of(n))
+        || config
+            .reset_every
+            .is_some_and(|n| n_server.is_multiple_of(n))
     {
         crate::reset_on_close(conn.fd);
         return Err(ResetOnPurpose);
     }
     wait_out_stall(&shared).await;
     if let Some(delay) = params.delay.or(config.delay) {
-        tokio::time::sleep(delay).await;
+        precise_sleep(delay).await;
     }
     let mut body = match params.size {
         Some(size) => SynthBody::sized(body_len(size, path)),
@@ -216,6 +218,16 @@ pub(crate) async fn handle(
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }
     Ok(response)
+}
+
+/// Sleeps to within microseconds: tokio's own timer rounds up to whole milliseconds, which
+/// would turn `delay=10ms` into 11-12 ms and spoil every latency test built on it.
+async fn precise_sleep(delay: Duration) {
+    let deadline = std::time::Instant::now() + delay;
+    match vload_timer::PreciseTimer::new() {
+        Ok(timer) => timer.sleep_until(deadline).await,
+        Err(_) => tokio::time::sleep(delay).await,
+    }
 }
 
 /// Holds the response while the server-wide stall is on (the last `length` of every `period`).

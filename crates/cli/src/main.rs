@@ -1,1 +1,2 @@
+//! vload command line (being built).
 fn main() {}

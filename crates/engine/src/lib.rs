@@ -1,1 +1,439 @@
-//! wip
+//! vload's load engine: open- and closed-loop HTTP/1.1 on hyper, recorded in HdrHistograms.
+//!
+//! [`run`] takes an [`AttackPlan`] and returns the [`RunFile`] of the attack. It blocks
+//! the calling thread, which collects results while `plan.threads` worker threads
+//! generate the load, each on its own current-thread tokio runtime with its own
+//! connections and its own recorder (no locks or shared atomics per request).
+//!
+//! - **Closed loop** ([`Load::Closed`]): each connection sends its next request when the
+//!   previous response ends. Latency is service time, subject to coordinated omission.
+//! - **Open loop** ([`Load::Open`]): request k is due at `t0 + k / rate` (or Poisson).
+//!   Connections open on demand up to the cap; a request that finds them all busy waits,
+//!   and the wait counts. The primary latency is the response time from the *intended*
+//!   send; service time and dispatch lag are recorded too. The scheduler wakes on a
+//!   microsecond timer and dispatches everything due at each wake-up.
+//!
+//! Every second each worker ships an interval (counts and histograms) to the collector,
+//! which merges them with `Histogram::add` and Chan's formula, so memory stays flat
+//! however long the run. Timeouts count as errors *and* are recorded at the timeout.
+//! An [`Observer`] sees each interval (the cli draws its progress line from it), and an
+//! [`Interrupt`] ends the attack early with the results so far.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use vload_engine::{AttackPlan, Interrupt, Load, RequestTemplate, Stop, run};
+//!
+//! let url: http::Uri = "http://127.0.0.1:8081/".parse()?;
+//! let mut headers = http::HeaderMap::new();
+//! headers.insert(http::header::HOST, "127.0.0.1:8081".parse()?);
+//! let plan = AttackPlan {
+//!     request: RequestTemplate { url, method: http::Method::GET, headers, body: Default::default() },
+//!     connect_to: "127.0.0.1:8081".parse()?,
+//!     load: Load::Closed { connections: 50 },
+//!     stop: Stop { duration: Some(Duration::from_secs(10)), requests: None },
+//!     warmup: Duration::ZERO,
+//!     timeout: Duration::from_secs(30),
+//!     connect_timeout: Duration::from_secs(10),
+//!     threads: 1,
+//!     label: None,
+//!     hlog: None,
+//! };
+//! let run_file = run(plan, &mut (), &Interrupt::new())?;
+//! println!("{} requests", run_file.totals.completed);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Errors
+//!
+//! [`EngineError`] for what stops an attack from running at all (the interval log cannot
+//! be written, a thread cannot start). Failed requests are never errors of `run`: they
+//! are counted by [`vload_schema::ErrorKind`] in the run file.
+//!
+//! # Limits
+//!
+//! HTTP/1.1 over TCP. Latencies above 60 s are clamped and counted in `out_of_range`.
+
+mod cache;
+mod collect;
+mod env;
+mod health;
+mod plan;
+mod record;
+mod schedule;
+mod worker;
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::watch;
+use vload_schema::{
+    CacheCounts, CacheSources, ErrorCount, HistogramSettings, Latency, LatencyKind, Mode, RunFile,
+    SCHEMA_VERSION, Totals, Window,
+};
+
+pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Stop};
+
+use crate::collect::{CollectSetup, Collected, collect, record_of};
+use crate::health::{HealthInputs, assess, raise_fd_limit};
+use crate::plan::share;
+use crate::schedule::Schedule;
+use crate::worker::{WorkerSetup, thread_cpu_time};
+
+/// The CPUs this process may use.
+pub fn available_cores() -> u32 {
+    env::cores()
+}
+
+/// What stops an attack from running.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The interval log cannot be created or written.
+    #[error("cannot write interval log '{}': {source}", path.display())]
+    Hlog {
+        /// The log's path.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// Encoding into the interval log failed.
+    #[error("cannot write interval log: {0}")]
+    HlogWrite(String),
+    /// A worker thread could not start.
+    #[error("cannot start worker thread: {0}")]
+    Thread(#[source] std::io::Error),
+    /// A worker thread panicked: a bug in vload.
+    #[error("a worker thread panicked (a bug in vload; please report it)")]
+    WorkerPanicked,
+}
+
+/// Live state of an attack, once per interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Time since the attack began.
+    pub elapsed: Duration,
+    /// Planned length, warm-up included, if bounded by time.
+    pub planned: Option<Duration>,
+    /// True during the warm-up.
+    pub warmup: bool,
+    /// Requests completed so far (warm-up included).
+    pub completed: u64,
+    /// Failed requests so far.
+    pub errors: u64,
+    /// Requests completed in the last interval, per second.
+    pub rate_per_s: f64,
+    /// Median of the primary latency so far, in ns.
+    pub p50_ns: Option<u64>,
+    /// 99th percentile of the primary latency so far, in ns.
+    pub p99_ns: Option<u64>,
+}
+
+/// Sees an attack as it runs. The cli draws its progress line from this.
+pub trait Observer {
+    /// Called once per finished interval, in order, on the thread that called [`run`].
+    fn on_interval(&mut self, progress: &Progress);
+}
+
+/// No observer.
+impl Observer for () {
+    fn on_interval(&mut self, _: &Progress) {}
+}
+
+/// Ends an attack early (Ctrl-C): dispatching stops, in-flight requests get one second,
+/// and [`run`] returns the results so far with `interrupted: true`.
+#[derive(Debug, Clone)]
+pub struct Interrupt(Arc<watch::Sender<bool>>);
+
+impl Interrupt {
+    /// A trigger that has not fired.
+    pub fn new() -> Self {
+        Interrupt(Arc::new(watch::channel(false).0))
+    }
+
+    /// Fires the trigger; safe from any thread, any number of times.
+    pub fn trigger(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// True once fired.
+    pub fn is_triggered(&self) -> bool {
+        *self.0.borrow()
+    }
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Runs an attack to its end and returns its run file.
+///
+/// # Errors
+/// See [`EngineError`].
+///
+/// # Panics
+/// If `plan` has zero threads or connections or a non-positive rate; the cli validates these.
+pub fn run(
+    plan: AttackPlan,
+    observer: &mut dyn Observer,
+    interrupt: &Interrupt,
+) -> Result<RunFile, EngineError> {
+    assert!(
+        plan.threads > 0 && plan.connections() > 0,
+        "plan needs threads and connections"
+    );
+    if let Load::Open { rate_per_s, .. } = plan.load {
+        assert!(
+            rate_per_s > 0.0 && rate_per_s.is_finite(),
+            "open loop needs a positive rate"
+        );
+    }
+    let hlog = match &plan.hlog {
+        Some(path) => Some((
+            File::create(path).map_err(|source| EngineError::Hlog {
+                path: path.clone(),
+                source,
+            })?,
+            path.clone(),
+        )),
+        None => None,
+    };
+    let fd_limit = raise_fd_limit();
+    let threads = plan.threads.min(plan.connections());
+    let started_at = SystemTime::now();
+    let t0 = Instant::now() + Duration::from_millis(20);
+    let plan = Arc::new(plan);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut handles = Vec::new();
+    for id in 0..threads {
+        let setup = WorkerSetup {
+            id,
+            plan: plan.clone(),
+            t0,
+            connections: share(u64::from(plan.connections()), threads, id) as u32,
+            requests: plan.stop.requests.map(|n| share(n, threads, id)),
+            schedule: schedule_for(&plan, t0, id, threads),
+            to_collector: tx.clone(),
+            interrupt: interrupt.0.subscribe(),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("vload-worker-{id}"))
+            .spawn(move || worker::run(setup))
+            .map_err(EngineError::Thread)?;
+        handles.push(handle);
+    }
+    drop(tx);
+    let cpu_start = thread_cpu_time();
+    let setup = CollectSetup {
+        workers: threads,
+        t0,
+        warmup: plan.warmup,
+        planned: plan.stop.duration,
+        open_loop: plan.is_open_loop(),
+        started_at,
+    };
+    let collected = collect(
+        &rx,
+        &setup,
+        observer,
+        hlog.as_ref()
+            .map(|(f, p)| (f.try_clone().expect("dup of a fresh file"), p.as_path())),
+    );
+    let collector_cpu = thread_cpu_time().saturating_sub(cpu_start);
+    let panicked = handles.into_iter().map(|h| h.join()).any(|r| r.is_err());
+    let collected = collected?;
+    if panicked || collected.summaries.len() != threads as usize {
+        return Err(EngineError::WorkerPanicked);
+    }
+    Ok(assemble(
+        &plan,
+        collected,
+        t0,
+        started_at,
+        collector_cpu,
+        fd_limit,
+        interrupt.is_triggered(),
+    ))
+}
+
+fn schedule_for(plan: &AttackPlan, t0: Instant, worker: u32, workers: u32) -> Option<Schedule> {
+    match plan.load {
+        Load::Closed { .. } => None,
+        Load::Open {
+            rate_per_s,
+            arrival: Arrival::Constant,
+            ..
+        } => Some(Schedule::constant(t0, rate_per_s, worker, workers)),
+        Load::Open {
+            rate_per_s,
+            arrival: Arrival::Poisson { seed },
+            ..
+        } => Some(Schedule::poisson(t0, rate_per_s, seed, worker, workers)),
+    }
+}
+
+fn assemble(
+    plan: &AttackPlan,
+    c: Collected,
+    t0: Instant,
+    started_at: SystemTime,
+    collector_cpu: Duration,
+    fd_limit: u64,
+    interrupted: bool,
+) -> RunFile {
+    let open = plan.is_open_loop();
+    let t = &c.totals;
+    let attack_end = c.summaries.iter().map(|s| s.attack_end).max().unwrap_or(t0);
+    let end = c.summaries.iter().map(|s| s.end).max().unwrap_or(t0);
+    let warmup_s = plan
+        .warmup
+        .as_secs_f64()
+        .min(attack_end.saturating_duration_since(t0).as_secs_f64());
+    let window = Window {
+        warmup_s,
+        measured_s: (attack_end.saturating_duration_since(t0).as_secs_f64() - warmup_s).max(0.0),
+        wait_s: end.saturating_duration_since(attack_end).as_secs_f64(),
+    };
+    let wall_s = end.saturating_duration_since(t0).as_secs_f64();
+    let thread_cpu: Vec<f64> = c.summaries.iter().map(|s| s.cpu.as_secs_f64()).collect();
+    let p = |d: &record::Distribution, q: f64| {
+        (!d.histogram.is_empty()).then(|| d.histogram.value_at_quantile(q))
+    };
+    let mut errors = std::collections::BTreeMap::new();
+    for (kind, count) in t.errors_by_kind() {
+        let sample = c
+            .summaries
+            .iter()
+            .flat_map(|s| &s.samples)
+            .find(|(k, _)| *k == kind)
+            .map(|(_, m)| m.clone());
+        errors.insert(
+            kind,
+            ErrorCount {
+                count,
+                sample: sample.unwrap_or_default(),
+            },
+        );
+    }
+    let health = assess(&HealthInputs {
+        cpu_s: thread_cpu.iter().sum::<f64>() + collector_cpu.as_secs_f64(),
+        wall_s,
+        cores: env::cores(),
+        max_thread_busy: if wall_s > 0.0 {
+            thread_cpu.iter().copied().fold(0.0, f64::max) / wall_s
+        } else {
+            0.0
+        },
+        open_loop: open,
+        intended: t.intended,
+        late_sends: t.late_sends,
+        dispatch_lag_p99_ns: if open { p(&t.dispatch_lag, 0.99) } else { None },
+        hiccup_p99_ns: p(&t.hiccup, 0.99),
+        service_p50_ns: p(&t.service, 0.5),
+        fd_limit,
+        fd_needed: u64::from(plan.connections()) + 64,
+    });
+    RunFile {
+        schema_version: SCHEMA_VERSION,
+        vload_version: env!("CARGO_PKG_VERSION").to_owned(),
+        run_id: env::run_id(started_at),
+        label: plan.label.clone(),
+        started_at: env::rfc3339(started_at),
+        interrupted,
+        environment: env::environment(),
+        plan: plan_record(plan),
+        workload_hash: env::workload_hash(plan),
+        window,
+        totals: Totals {
+            intended: if open { t.intended } else { t.sent },
+            sent: t.sent,
+            completed: t.completed,
+            status_codes: t.status_codes().collect(),
+            errors,
+            bytes_in: t.bytes_in,
+            bytes_out: t.bytes_out,
+            connections_opened: t.connections_opened,
+            late_sends: t.late_sends,
+            backlog: c.summaries.iter().map(|s| s.backlog).sum(),
+            out_of_range: t.response.out_of_range + t.service.out_of_range,
+        },
+        latency: Latency {
+            primary: if open {
+                LatencyKind::Response
+            } else {
+                LatencyKind::Service
+            },
+            response: open.then(|| record_of(&t.response)),
+            service: record_of(&t.service),
+            dispatch_lag: open.then(|| record_of(&t.dispatch_lag)),
+            hiccup: record_of(&t.hiccup),
+        },
+        cache: CacheCounts {
+            hit: t.cache[0],
+            miss: t.cache[1],
+            unknown: t.cache[2],
+            by_source: CacheSources {
+                x_varnish: t.cache_sources[0],
+                x_cache: t.cache_sources[1],
+                age: t.cache_sources[2],
+            },
+        },
+        client_health: health,
+        intervals: c.intervals,
+    }
+}
+
+fn plan_record(plan: &AttackPlan) -> vload_schema::Plan {
+    let (mode, rate_per_s, arrival, seed) = match plan.load {
+        Load::Closed { .. } => (Mode::Closed, None, vload_schema::Arrival::Constant, None),
+        Load::Open {
+            rate_per_s,
+            arrival,
+            ..
+        } => match arrival {
+            Arrival::Constant => (
+                Mode::Open,
+                Some(rate_per_s),
+                vload_schema::Arrival::Constant,
+                None,
+            ),
+            Arrival::Poisson { seed } => (
+                Mode::Open,
+                Some(rate_per_s),
+                vload_schema::Arrival::Poisson,
+                Some(seed),
+            ),
+        },
+    };
+    let request = &plan.request;
+    vload_schema::Plan {
+        mode,
+        target: request.url.to_string(),
+        method: request.method.to_string(),
+        headers: request
+            .headers
+            .iter()
+            .map(|(n, v)| vload_schema::Header {
+                name: n.to_string(),
+                value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            })
+            .collect(),
+        body_bytes: request.body.len() as u64,
+        connections: plan.connections(),
+        rate_per_s,
+        arrival,
+        seed,
+        duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),
+        requests: plan.stop.requests,
+        warmup_s: plan.warmup.as_secs_f64(),
+        timeout_s: plan.timeout.as_secs_f64(),
+        connect_timeout_s: plan.connect_timeout.as_secs_f64(),
+        http_version: "1.1".to_owned(),
+        threads: plan.threads.min(plan.connections()),
+        histogram: HistogramSettings::default(),
+    }
+}

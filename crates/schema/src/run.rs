@@ -419,15 +419,16 @@ pub struct StatusClasses {
 }
 
 impl StatusClasses {
-    /// Counts one response status.
-    pub fn count(&mut self, status: u16) {
-        match status / 100 {
-            1 => self.s1xx += 1,
-            2 => self.s2xx += 1,
-            3 => self.s3xx += 1,
-            4 => self.s4xx += 1,
-            _ => self.s5xx += 1,
-        }
+    /// Counts `n` responses with this status.
+    pub fn count_n(&mut self, status: u16, n: u64) {
+        let class = match status / 100 {
+            1 => &mut self.s1xx,
+            2 => &mut self.s2xx,
+            3 => &mut self.s3xx,
+            4 => &mut self.s4xx,
+            _ => &mut self.s5xx,
+        };
+        *class += n;
     }
 
     /// Adds another set of counts.

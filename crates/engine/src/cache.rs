@@ -1,0 +1,105 @@
+//! Cache hit classification from response headers.
+//!
+//! The evidence, in order: `X-Varnish` (two ids = hit, one id = not a hit), then
+//! `X-Cache` (the last layer's `HIT` or `MISS`/`PASS`), then `Age > 0` (hit). Without
+//! any of these a response is `Unknown`, never silently a miss. `Age: 0` is no
+//! evidence: an object cached less than a second ago is a hit with age 0.
+
+use http::HeaderMap;
+
+/// What a response says about the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CacheClass {
+    Hit = 0,
+    Miss = 1,
+    Unknown = 2,
+}
+
+/// Which header the classification rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CacheSource {
+    XVarnish = 0,
+    XCache = 1,
+    Age = 2,
+}
+
+/// Classifies one response.
+pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>) {
+    if let Some(ids) = headers.get("x-varnish").and_then(|v| v.to_str().ok()) {
+        let class = match ids.split_ascii_whitespace().count() {
+            2 => CacheClass::Hit,
+            _ => CacheClass::Miss,
+        };
+        return (class, Some(CacheSource::XVarnish));
+    }
+    if let Some(value) = headers.get("x-cache").and_then(|v| v.to_str().ok()) {
+        // Layered caches append: "MISS, HIT" is a hit at the layer nearest the client.
+        let last = value
+            .rsplit(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_uppercase();
+        if last.contains("HIT") {
+            return (CacheClass::Hit, Some(CacheSource::XCache));
+        }
+        if last.contains("MISS") || last.contains("PASS") {
+            return (CacheClass::Miss, Some(CacheSource::XCache));
+        }
+    }
+    let age = headers
+        .get("age")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if age.is_some_and(|age| age > 0) {
+        return (CacheClass::Hit, Some(CacheSource::Age));
+    }
+    (CacheClass::Unknown, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (http::HeaderName::from_static(k), v.parse().unwrap()))
+            .collect()
+    }
+
+    // The fixtures of analysis-methods.md D7.7.
+    #[test]
+    fn classifies_every_documented_case() {
+        use CacheClass::*;
+        use CacheSource::*;
+        let cases: [(&[(&str, &str)], _); 8] = [
+            (&[("x-varnish", "32770")], (Miss, Some(XVarnish))),
+            (&[("x-varnish", "32773 32771")], (Hit, Some(XVarnish))),
+            (
+                &[("x-varnish", "32773 32771"), ("age", "0")],
+                (Hit, Some(XVarnish)),
+            ),
+            (&[("age", "5")], (Hit, Some(Age))),
+            (&[("x-cache", "HIT")], (Hit, Some(XCache))),
+            (&[("x-cache", "MISS, HIT")], (Hit, Some(XCache))),
+            (&[("x-cache", "HIT, MISS")], (Miss, Some(XCache))),
+            (&[], (Unknown, None)),
+        ];
+        for (pairs, expected) in cases {
+            assert_eq!(classify(&headers(pairs)), expected, "{pairs:?}");
+        }
+    }
+
+    #[test]
+    fn age_zero_alone_is_no_evidence() {
+        assert_eq!(
+            classify(&headers(&[("age", "0")])),
+            (CacheClass::Unknown, None)
+        );
+        assert_eq!(
+            classify(&headers(&[("x-cache", "weird")])),
+            (CacheClass::Unknown, None)
+        );
+    }
+}

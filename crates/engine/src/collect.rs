@@ -1,0 +1,218 @@
+//! The collector: merges workers' intervals in order, keeps totals, writes the interval log.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant, SystemTime};
+
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterBuilder, Tag};
+use vload_schema::{EncodedHistogram, HistogramSettings, Interval, LatencyRecord};
+
+use crate::record::{Distribution, IntervalStats};
+use crate::worker::{WorkerMsg, WorkerSummary};
+use crate::{EngineError, Observer, Progress};
+
+/// What the collector hands back once every worker has finished.
+#[derive(Debug)]
+pub(crate) struct Collected {
+    pub(crate) intervals: Vec<Interval>,
+    /// Merged over the measured intervals (warm-up excluded).
+    pub(crate) totals: IntervalStats,
+    pub(crate) summaries: Vec<WorkerSummary>,
+}
+
+/// Fixed facts the collector needs.
+#[derive(Debug)]
+pub(crate) struct CollectSetup {
+    pub(crate) workers: u32,
+    pub(crate) t0: Instant,
+    pub(crate) warmup: Duration,
+    pub(crate) planned: Option<Duration>,
+    pub(crate) open_loop: bool,
+    pub(crate) started_at: SystemTime,
+}
+
+pub(crate) fn record_of(d: &Distribution) -> LatencyRecord {
+    LatencyRecord {
+        histogram: EncodedHistogram::encode(&d.histogram)
+            .expect("in-memory encoding does not fail"),
+        moments: d.moments,
+    }
+}
+
+type HlogWriter<'a, 'b> = IntervalLogWriter<'a, 'b, BufWriter<File>, V2DeflateSerializer>;
+
+/// Receives until every worker is done.
+pub(crate) fn collect(
+    rx: &Receiver<WorkerMsg>,
+    setup: &CollectSetup,
+    observer: &mut dyn Observer,
+    hlog: Option<(File, &std::path::Path)>,
+) -> Result<Collected, EngineError> {
+    let settings = HistogramSettings::default();
+    let workers = setup.workers as usize;
+    let mut reported: Vec<Option<u32>> = vec![None; workers];
+    let mut finished = vec![false; workers];
+    let mut partial: BTreeMap<u32, IntervalStats> = BTreeMap::new();
+    let mut state = State {
+        setup,
+        intervals: Vec::new(),
+        totals: IntervalStats::new(&settings),
+        everything: IntervalStats::new(&settings),
+        summaries: Vec::new(),
+    };
+    let hlog_error = |path: &std::path::Path, source| EngineError::Hlog {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut log_file = hlog.map(|(file, path)| (BufWriter::new(file), path));
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log: Option<HlogWriter<'_, '_>> = match &mut log_file {
+        Some((writer, path)) => Some(
+            IntervalLogWriterBuilder::new()
+                .add_comment(
+                    "vload interval log: tags resp (response time, open loop), svc (service time), \
+                     lag (dispatch lag, open loop), hiccup; values in ns",
+                )
+                .with_start_time(setup.started_at)
+                .with_base_time(setup.started_at)
+                .with_max_value_divisor(1e6)
+                .begin_log_with(writer, &mut serializer)
+                .map_err(|e| hlog_error(path, e))?,
+        ),
+        None => None,
+    };
+    while finished.iter().any(|f| !f) {
+        let Ok(msg) = rx.recv() else { break };
+        match msg {
+            WorkerMsg::Interval {
+                worker,
+                index,
+                stats,
+            } => {
+                partial
+                    .entry(index)
+                    .or_insert_with(|| IntervalStats::new(&settings))
+                    .merge(&stats);
+                reported[worker as usize] = Some(index);
+            }
+            WorkerMsg::Done(summary) => {
+                finished[summary.worker as usize] = true;
+                state.summaries.push(summary);
+            }
+        }
+        while let Some(entry) = partial.first_entry() {
+            let index = *entry.key();
+            let ready =
+                (0..workers).all(|w| finished[w] || reported[w].is_some_and(|r| r >= index));
+            if !ready {
+                break;
+            }
+            let stats = entry.remove();
+            if let Some(log) = &mut log {
+                write_hlog(log, index, &stats, setup.open_loop).map_err(EngineError::HlogWrite)?;
+            }
+            state.finalize(index, &stats, observer);
+        }
+    }
+    drop(log);
+    if let Some((mut writer, path)) = log_file {
+        writer.flush().map_err(|e| hlog_error(path, e))?;
+    }
+    Ok(state.finish())
+}
+
+struct State<'a> {
+    setup: &'a CollectSetup,
+    intervals: Vec<Interval>,
+    totals: IntervalStats,
+    /// Everything so far, warm-up included: for the progress line only.
+    everything: IntervalStats,
+    summaries: Vec<WorkerSummary>,
+}
+
+impl State<'_> {
+    fn finalize(&mut self, index: u32, stats: &IntervalStats, observer: &mut dyn Observer) {
+        let start_s = f64::from(index);
+        let warmup = start_s < self.setup.warmup.as_secs_f64();
+        let open = self.setup.open_loop;
+        let primary = if open {
+            &stats.response
+        } else {
+            &stats.service
+        };
+        self.intervals.push(Interval {
+            start_s,
+            duration_s: 1.0,
+            warmup,
+            intended: if open { stats.intended } else { stats.sent },
+            sent: stats.sent,
+            completed: stats.completed,
+            errors: stats.errors_by_kind().collect(),
+            status_classes: stats.status_classes(),
+            bytes_in: stats.bytes_in,
+            bytes_out: stats.bytes_out,
+            connections_opened: stats.connections_opened,
+            in_flight: stats.in_flight,
+            hits: stats.cache[0],
+            misses: stats.cache[1],
+            latency: record_of(primary),
+        });
+        if !warmup {
+            self.totals.merge(stats);
+        }
+        self.everything.merge(stats);
+        let so_far = if open {
+            &self.everything.response
+        } else {
+            &self.everything.service
+        };
+        let has = !so_far.histogram.is_empty();
+        observer.on_interval(&Progress {
+            elapsed: Duration::from_secs(u64::from(index) + 1),
+            planned: self.setup.planned.map(|p| p + self.setup.warmup),
+            warmup,
+            completed: self.everything.completed,
+            errors: self.everything.error_total(),
+            rate_per_s: stats.completed as f64,
+            p50_ns: has.then(|| so_far.histogram.value_at_quantile(0.5)),
+            p99_ns: has.then(|| so_far.histogram.value_at_quantile(0.99)),
+        });
+    }
+
+    fn finish(mut self) -> Collected {
+        // The last interval is usually shorter than a second.
+        let end = self.summaries.iter().map(|s| s.end).max();
+        if let (Some(end), Some(last)) = (end, self.intervals.last_mut()) {
+            let end_s = end.saturating_duration_since(self.setup.t0).as_secs_f64();
+            last.duration_s = (end_s - last.start_s).clamp(0.0, 1.0);
+        }
+        Collected {
+            intervals: self.intervals,
+            totals: self.totals,
+            summaries: self.summaries,
+        }
+    }
+}
+
+fn write_hlog(
+    log: &mut HlogWriter<'_, '_>,
+    index: u32,
+    stats: &IntervalStats,
+    open_loop: bool,
+) -> Result<(), String> {
+    let start = Duration::from_secs(u64::from(index));
+    let second = Duration::from_secs(1);
+    let mut tagged = vec![("svc", &stats.service), ("hiccup", &stats.hiccup)];
+    if open_loop {
+        tagged.insert(0, ("resp", &stats.response));
+        tagged.push(("lag", &stats.dispatch_lag));
+    }
+    for (tag, d) in tagged {
+        log.write_histogram(&d.histogram, start, second, Tag::new(tag))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The environment of a run: machine facts, time stamps, ids and the workload hash.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+use vload_schema::Environment;
+
+use crate::AttackPlan;
+
+/// Facts about the client machine.
+pub(crate) fn environment() -> Environment {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map(|s| s.trim().to_owned())
+            .ok()
+    };
+    Environment {
+        arch: std::env::consts::ARCH.to_owned(),
+        os: std::env::consts::OS.to_owned(),
+        cpu_model: cpu_model().unwrap_or_else(|| "unknown".to_owned()),
+        cpus_available: cores(),
+        kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".to_owned()),
+        hostname: read("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".to_owned()),
+    }
+}
+
+/// CPUs this process may run on.
+pub(crate) fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    // x86 names the model; many aarch64 kernels give only implementer and part numbers.
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    field("model name").or_else(|| {
+        let (implementer, part) = (field("CPU implementer")?, field("CPU part")?);
+        Some(format!("implementer {implementer} part {part}"))
+    })
+}
+
+/// Hex SHA-256 of what is requested: method, URL, headers, body.
+pub(crate) fn workload_hash(plan: &AttackPlan) -> String {
+    let request = &plan.request;
+    let mut hash = Sha256::new();
+    hash.update(request.method.as_str());
+    hash.update(b"\n");
+    hash.update(request.url.to_string());
+    for (name, value) in &request.headers {
+        hash.update(b"\n");
+        hash.update(name.as_str());
+        hash.update(b": ");
+        hash.update(value.as_bytes());
+    }
+    hash.update(b"\n\n");
+    hash.update(&request.body);
+    hex(&hash.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `2026-11-22T01:36:12.345Z`.
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// A run id: the start time and 8 hex digits that differ between runs started together.
+pub(crate) fn run_id(time: SystemTime) -> String {
+    let stamp: String = rfc3339(time)
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .take(15)
+        .collect();
+    let mut hash = Sha256::new();
+    hash.update(
+        time.duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
+            .to_le_bytes(),
+    );
+    hash.update(std::process::id().to_le_bytes());
+    format!("{stamp}Z-{}", &hex(&hash.finalize())[..8])
+}
+
+/// Howard Hinnant's days-to-civil: (year, month, day) of a day count since 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339_utc() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_312_572_345);
+        assert_eq!(rfc3339(t), "2026-11-22T01:56:12.345Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(&rfc3339(leap)[..10], "2000-02-29");
+    }
+
+    #[test]
+    fn run_ids_start_with_the_time() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_312_572_345);
+        let id = run_id(t);
+        assert!(id.starts_with("20261122T015612Z-"), "{id}");
+        assert_eq!(id.len(), "20261122T015612Z-".len() + 8);
+    }
+
+    #[test]
+    fn environment_is_filled_in() {
+        let env = environment();
+        assert_eq!(env.arch, std::env::consts::ARCH);
+        assert!(env.cpus_available >= 1);
+        assert!(!env.kernel.is_empty());
+    }
+}

@@ -1,0 +1,142 @@
+//! What an attack does: the engine's validated input.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Uri};
+
+/// The load model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Load {
+    /// `connections` connections, each sending its next request when the previous ends.
+    Closed {
+        /// Number of connections.
+        connections: u32,
+    },
+    /// Requests fall due at `rate_per_s` regardless of responses.
+    Open {
+        /// Requests per second across all connections.
+        rate_per_s: f64,
+        /// How the due times are spaced.
+        arrival: Arrival,
+        /// The most connections the attack may open.
+        max_connections: u32,
+    },
+}
+
+/// Spacing of open-loop requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Request k is due at `t0 + k / rate`.
+    Constant,
+    /// Exponential gaps with mean `1 / rate`, from a generator seeded with `seed`.
+    Poisson {
+        /// Seed of the gap generator: the same seed gives the same schedule.
+        seed: u64,
+    },
+}
+
+/// When the attack ends: whichever bound comes first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stop {
+    /// Measured duration after warm-up.
+    pub duration: Option<Duration>,
+    /// Total requests, warm-up included.
+    pub requests: Option<u64>,
+}
+
+/// The request sent on every connection.
+#[derive(Debug, Clone)]
+pub struct RequestTemplate {
+    /// Absolute `http://` URL as the user gave it.
+    pub url: Uri,
+    /// Method.
+    pub method: Method,
+    /// Headers, `Host` included (from the URL unless the user set one).
+    pub headers: HeaderMap,
+    /// Request body (empty for none).
+    pub body: Bytes,
+}
+
+/// A complete, validated attack.
+#[derive(Debug, Clone)]
+pub struct AttackPlan {
+    /// The request.
+    pub request: RequestTemplate,
+    /// Where to connect (resolved from the URL's host).
+    pub connect_to: SocketAddr,
+    /// The load model.
+    pub load: Load,
+    /// The end.
+    pub stop: Stop,
+    /// Recorded in intervals but excluded from totals.
+    pub warmup: Duration,
+    /// A request without a complete response by then fails and is recorded at this value.
+    pub timeout: Duration,
+    /// A connection attempt fails after this long.
+    pub connect_timeout: Duration,
+    /// Worker threads, each with its own single-threaded runtime.
+    pub threads: u32,
+    /// Free-form label stored in the run file.
+    pub label: Option<String>,
+    /// Also write an HdrHistogram interval log here.
+    pub hlog: Option<PathBuf>,
+}
+
+impl AttackPlan {
+    /// True for the open-loop model.
+    pub fn is_open_loop(&self) -> bool {
+        matches!(self.load, Load::Open { .. })
+    }
+
+    /// Connections (closed loop) or the connection cap (open loop).
+    pub fn connections(&self) -> u32 {
+        match self.load {
+            Load::Closed { connections } => connections,
+            Load::Open {
+                max_connections, ..
+            } => max_connections,
+        }
+    }
+
+    /// The default thread count: every core for a remote target; for a loopback target,
+    /// half of them, since the server needs the rest (wrk -t1 beats -t2 on two cores).
+    pub fn default_threads(connect_to: SocketAddr, cores: u32) -> u32 {
+        let threads = if connect_to.ip().is_loopback() {
+            cores / 2
+        } else {
+            cores
+        };
+        threads.max(1)
+    }
+}
+
+/// Splits `total` into `parts` near-equal shares, the first ones one larger.
+pub(crate) fn share(total: u64, parts: u32, index: u32) -> u64 {
+    let (parts, index) = (u64::from(parts), u64::from(index));
+    total / parts + u64::from(index < total % parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for (total, parts) in [(10, 3), (50, 1), (7, 7), (2, 4), (1_000_001, 2)] {
+            let sum: u64 = (0..parts).map(|i| share(total, parts, i)).sum();
+            assert_eq!(sum, total, "{total} / {parts}");
+        }
+    }
+
+    #[test]
+    fn loopback_targets_leave_cores_to_the_server() {
+        let local: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let remote: SocketAddr = "192.0.2.1:80".parse().unwrap();
+        assert_eq!(AttackPlan::default_threads(local, 2), 1);
+        assert_eq!(AttackPlan::default_threads(local, 1), 1);
+        assert_eq!(AttackPlan::default_threads(remote, 8), 8);
+    }
+}

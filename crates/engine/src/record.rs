@@ -1,0 +1,250 @@
+//! Per-worker recording: what happened in one interval, and how it merges.
+
+use hdrhistogram::Histogram;
+use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_histogram};
+
+use crate::cache::{CacheClass, CacheSource};
+
+/// Every error kind, in a fixed order for array indexing.
+pub(crate) const ERROR_KINDS: [ErrorKind; 9] = [
+    ErrorKind::ConnectRefused,
+    ErrorKind::ConnectTimeout,
+    ErrorKind::Connect,
+    ErrorKind::RequestTimeout,
+    ErrorKind::Reset,
+    ErrorKind::Tls,
+    ErrorKind::Protocol,
+    ErrorKind::Body,
+    ErrorKind::Other,
+];
+
+fn kind_index(kind: ErrorKind) -> usize {
+    ERROR_KINDS
+        .iter()
+        .position(|k| *k == kind)
+        .expect("ERROR_KINDS lists every kind")
+}
+
+/// A histogram and the exact moments of the same values.
+#[derive(Debug, Clone)]
+pub(crate) struct Distribution {
+    pub(crate) histogram: Histogram<u64>,
+    pub(crate) moments: Moments,
+    /// Values above the histogram's range (recorded at its maximum).
+    pub(crate) out_of_range: u64,
+}
+
+impl Distribution {
+    pub(crate) fn new(settings: &HistogramSettings) -> Self {
+        Distribution {
+            histogram: new_histogram(settings),
+            moments: Moments::new(),
+            out_of_range: 0,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn record(&mut self, value_ns: u64) {
+        self.moments.record(value_ns);
+        if self.histogram.record(value_ns.max(1)).is_err() {
+            self.out_of_range += 1;
+            self.histogram.saturating_record(value_ns);
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: &Distribution) {
+        self.histogram
+            .add(&other.histogram)
+            .expect("histograms share one layout");
+        self.moments.merge(&other.moments);
+        self.out_of_range += other.out_of_range;
+    }
+
+    /// An empty distribution with the same layout, for swapping.
+    pub(crate) fn fresh(&self) -> Self {
+        Distribution {
+            histogram: Histogram::new_from(&self.histogram),
+            moments: Moments::new(),
+            out_of_range: 0,
+        }
+    }
+}
+
+/// Everything recorded during one interval on one worker (or merged across workers).
+#[derive(Debug, Clone)]
+pub(crate) struct IntervalStats {
+    settings: HistogramSettings,
+    pub(crate) intended: u64,
+    pub(crate) sent: u64,
+    pub(crate) completed: u64,
+    /// Responses by status code 0..=999.
+    pub(crate) status: Box<[u64; 1000]>,
+    pub(crate) errors: [u64; ERROR_KINDS.len()],
+    pub(crate) bytes_in: u64,
+    pub(crate) bytes_out: u64,
+    pub(crate) connections_opened: u64,
+    pub(crate) in_flight: u64,
+    pub(crate) late_sends: u64,
+    pub(crate) cache: [u64; 3],
+    pub(crate) cache_sources: [u64; 3],
+    pub(crate) response: Distribution,
+    pub(crate) service: Distribution,
+    pub(crate) dispatch_lag: Distribution,
+    pub(crate) hiccup: Distribution,
+}
+
+impl IntervalStats {
+    pub(crate) fn new(settings: &HistogramSettings) -> Self {
+        let d = Distribution::new(settings);
+        IntervalStats {
+            settings: *settings,
+            intended: 0,
+            sent: 0,
+            completed: 0,
+            status: Box::new([0; 1000]),
+            errors: [0; ERROR_KINDS.len()],
+            bytes_in: 0,
+            bytes_out: 0,
+            connections_opened: 0,
+            in_flight: 0,
+            late_sends: 0,
+            cache: [0; 3],
+            cache_sources: [0; 3],
+            response: d.fresh(),
+            service: d.fresh(),
+            dispatch_lag: d.fresh(),
+            hiccup: d,
+        }
+    }
+
+    /// Takes the recorded stats, leaving empty ones with the same layout.
+    pub(crate) fn take(&mut self) -> IntervalStats {
+        let fresh = IntervalStats::new(&self.settings);
+        std::mem::replace(self, fresh)
+    }
+
+    pub(crate) fn merge(&mut self, other: &IntervalStats) {
+        self.intended += other.intended;
+        self.sent += other.sent;
+        self.completed += other.completed;
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.connections_opened += other.connections_opened;
+        self.in_flight += other.in_flight;
+        self.late_sends += other.late_sends;
+        for (a, b) in self.cache.iter_mut().zip(other.cache) {
+            *a += b;
+        }
+        for (a, b) in self.cache_sources.iter_mut().zip(other.cache_sources) {
+            *a += b;
+        }
+        self.response.merge(&other.response);
+        self.service.merge(&other.service);
+        self.dispatch_lag.merge(&other.dispatch_lag);
+        self.hiccup.merge(&other.hiccup);
+    }
+
+    #[inline]
+    pub(crate) fn count_status(&mut self, status: u16) {
+        self.status[usize::from(status.min(999))] += 1;
+    }
+
+    #[inline]
+    pub(crate) fn count_error(&mut self, kind: ErrorKind) {
+        self.errors[kind_index(kind)] += 1;
+    }
+
+    #[inline]
+    pub(crate) fn count_cache(&mut self, class: CacheClass, source: Option<CacheSource>) {
+        self.cache[class as usize] += 1;
+        if let Some(source) = source {
+            self.cache_sources[source as usize] += 1;
+        }
+    }
+
+    pub(crate) fn error_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    pub(crate) fn errors_by_kind(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ERROR_KINDS
+            .iter()
+            .zip(self.errors)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (*k, n))
+    }
+
+    pub(crate) fn status_codes(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, *n))
+    }
+
+    pub(crate) fn status_classes(&self) -> StatusClasses {
+        let mut classes = StatusClasses::default();
+        for (code, n) in self.status_codes() {
+            classes.count_n(code, n);
+        }
+        classes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn take_leaves_an_empty_recorder_with_the_same_layout() {
+        let mut stats = IntervalStats::new(&HistogramSettings::default());
+        stats.sent = 3;
+        stats.count_status(200);
+        stats.count_error(ErrorKind::Reset);
+        stats.service.record(1_000);
+        let taken = stats.take();
+        assert_eq!(taken.sent, 3);
+        assert_eq!(taken.service.moments.n, 1);
+        assert_eq!(stats.sent, 0);
+        assert_eq!(stats.error_total(), 0);
+        assert_eq!(stats.status_codes().count(), 0);
+        assert_eq!(stats.service.histogram.len(), 0);
+    }
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let settings = HistogramSettings::default();
+        let (mut a, mut b) = (IntervalStats::new(&settings), IntervalStats::new(&settings));
+        a.count_status(200);
+        b.count_status(200);
+        b.count_status(503);
+        a.service.record(10);
+        b.service.record(30);
+        b.count_error(ErrorKind::ConnectRefused);
+        a.merge(&b);
+        assert_eq!(a.status_codes().collect::<Vec<_>>(), [(200, 2), (503, 1)]);
+        assert_eq!(a.status_classes().s2xx, 2);
+        assert_eq!(a.status_classes().s5xx, 1);
+        assert_eq!(a.service.histogram.len(), 2);
+        assert_eq!(a.service.moments.mean(), Some(20.0));
+        assert_eq!(
+            a.errors_by_kind().collect::<Vec<_>>(),
+            [(ErrorKind::ConnectRefused, 1)]
+        );
+    }
+
+    #[test]
+    fn values_beyond_the_range_are_counted_not_lost() {
+        let mut d = Distribution::new(&HistogramSettings::default());
+        d.record(120_000_000_000);
+        assert_eq!(d.out_of_range, 1);
+        assert_eq!(d.histogram.len(), 1);
+        assert_eq!(d.moments.max_ns, 120_000_000_000);
+    }
+}

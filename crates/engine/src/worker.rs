@@ -1,0 +1,733 @@
+//! One worker thread: a current-thread runtime, its connections, its recorder.
+//!
+//! Everything a worker touches per request is its own (`Rc`, `Cell`, `RefCell`):
+//! no locks and no atomics on the hot path. Once a second the worker swaps its
+//! [`IntervalStats`] for an empty one and sends the full one to the collector.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::CONNECTION;
+use http_body_util::{BodyExt as _, Full};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
+use vload_schema::ErrorKind;
+
+use crate::cache::{CacheClass, CacheSource, classify};
+use crate::plan::AttackPlan;
+use crate::record::{ERROR_KINDS, IntervalStats};
+use crate::schedule::Schedule;
+use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
+
+/// A dispatch later than this counts as a late send.
+const LATE_SEND: Duration = Duration::from_millis(1);
+/// Closed loop: pause after a failed connect so a dead server is not spun on.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+/// In-flight requests get this long to finish after Ctrl-C.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+
+/// What a worker sends to the collector.
+#[derive(Debug)]
+pub(crate) enum WorkerMsg {
+    /// Stats of interval `index` (second `index` after t0).
+    Interval {
+        worker: u32,
+        index: u32,
+        stats: Box<IntervalStats>,
+    },
+    /// The worker has finished; no more messages follow from it.
+    Done(WorkerSummary),
+}
+
+/// A finished worker's account.
+#[derive(Debug)]
+pub(crate) struct WorkerSummary {
+    pub(crate) worker: u32,
+    pub(crate) cpu: Duration,
+    pub(crate) samples: Vec<(ErrorKind, String)>,
+    /// Requests due but never completed (open loop) or aborted in flight.
+    pub(crate) backlog: u64,
+    /// When the attack stopped sending (time bound, count bound or interrupt).
+    pub(crate) attack_end: Instant,
+    /// When the worker stopped (last response or grace deadline).
+    pub(crate) end: Instant,
+}
+
+/// Everything one worker needs to start.
+#[derive(Debug)]
+pub(crate) struct WorkerSetup {
+    pub(crate) id: u32,
+    pub(crate) plan: Arc<AttackPlan>,
+    pub(crate) t0: Instant,
+    /// Closed loop: connections. Open loop: the cap for this worker.
+    pub(crate) connections: u32,
+    /// This worker's share of `--requests`.
+    pub(crate) requests: Option<u64>,
+    pub(crate) schedule: Option<Schedule>,
+    pub(crate) to_collector: Sender<WorkerMsg>,
+    pub(crate) interrupt: watch::Receiver<bool>,
+}
+
+/// Runs a worker on the current thread until its share of the attack is done.
+pub(crate) fn run(setup: WorkerSetup) {
+    tighten_timer_slack();
+    let cpu_start = thread_cpu_time();
+    let to_collector = setup.to_collector.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime can always be built");
+    let local = tokio::task::LocalSet::new();
+    let mut summary = local.block_on(&runtime, worker_main(setup));
+    drop(local); // cancels whatever is still in flight after the grace period
+    summary.cpu = thread_cpu_time().saturating_sub(cpu_start);
+    // The collector outlives every worker; a send error means it is gone and nobody listens.
+    let _ = to_collector.send(WorkerMsg::Done(summary));
+}
+
+/// The request as sent, prepared once.
+#[derive(Debug)]
+struct Prepared {
+    method: http::Method,
+    path: http::Uri,
+    headers: http::HeaderMap,
+    body: Bytes,
+}
+
+impl Prepared {
+    fn new(plan: &AttackPlan) -> Self {
+        let template = &plan.request;
+        let path = template.url.path_and_query().map_or("/", |pq| pq.as_str());
+        Prepared {
+            method: template.method.clone(),
+            path: path.parse().expect("a path taken from a valid URI parses"),
+            headers: template.headers.clone(),
+            body: template.body.clone(),
+        }
+    }
+
+    #[inline]
+    fn build(&self) -> http::Request<Full<Bytes>> {
+        let mut req = http::Request::new(Full::new(self.body.clone()));
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.path.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+}
+
+/// A request to send. Closed loop: intended = when it was issued.
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    intended: Instant,
+}
+
+/// An idle open-loop connection waiting for work.
+#[derive(Debug, Default)]
+struct Slot {
+    job: Cell<Option<Job>>,
+    closed: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Slot {
+    fn fill(&self, job: Option<Job>) {
+        match job {
+            Some(job) => self.job.set(Some(job)),
+            None => self.closed.set(true),
+        }
+        if let Some(waker) = self.waker.borrow_mut().take() {
+            waker.wake();
+        }
+    }
+}
+
+struct SlotWait<'a>(&'a Slot);
+
+impl Future for SlotWait<'_> {
+    type Output = Option<Job>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Job>> {
+        if let Some(job) = self.0.job.take() {
+            return Poll::Ready(Some(job));
+        }
+        if self.0.closed.get() {
+            return Poll::Ready(None);
+        }
+        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Open loop: requests waiting for a connection, and connections waiting for requests.
+#[derive(Debug, Default)]
+struct Pool {
+    pending: VecDeque<Job>,
+    idle: Vec<Rc<Slot>>,
+}
+
+/// How a request ended, for the connection's next step.
+enum Flow {
+    KeepAlive,
+    Reconnect,
+}
+
+/// A failed request: its kind and a message for a human.
+type Failure = (ErrorKind, String);
+
+struct Exchange {
+    status: u16,
+    body_bytes: u64,
+    cache: (CacheClass, Option<CacheSource>),
+    close: bool,
+}
+
+struct Worker {
+    id: u32,
+    plan: Arc<AttackPlan>,
+    request: Prepared,
+    open_loop: bool,
+    stats: RefCell<IntervalStats>,
+    samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
+    in_flight: Cell<u64>,
+    /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
+    live_tasks: Cell<u32>,
+    all_done: Notify,
+    stopping: Cell<bool>,
+    stop_notify: Notify,
+    /// Closed loop: requests this worker may still issue.
+    budget: Cell<Option<u64>>,
+    pool: RefCell<Pool>,
+    dispatch_done: Cell<bool>,
+    max_connections: u32,
+    connections: Cell<u32>,
+    connecting: Cell<u32>,
+    last_send: Cell<Option<Instant>>,
+}
+
+impl Worker {
+    fn new(setup: &WorkerSetup) -> Self {
+        let plan = setup.plan.clone();
+        Worker {
+            id: setup.id,
+            request: Prepared::new(&plan),
+            open_loop: plan.is_open_loop(),
+            stats: RefCell::new(IntervalStats::new(
+                &vload_schema::HistogramSettings::default(),
+            )),
+            samples: RefCell::new(Default::default()),
+            in_flight: Cell::new(0),
+            live_tasks: Cell::new(0),
+            all_done: Notify::new(),
+            stopping: Cell::new(false),
+            stop_notify: Notify::new(),
+            budget: Cell::new(if plan.is_open_loop() {
+                None
+            } else {
+                setup.requests
+            }),
+            pool: RefCell::new(Pool::default()),
+            dispatch_done: Cell::new(false),
+            max_connections: setup.connections.max(1),
+            connections: Cell::new(0),
+            connecting: Cell::new(0),
+            last_send: Cell::new(None),
+            plan,
+        }
+    }
+
+    fn spawn_task<F: Future<Output = ()> + 'static>(&self, task: F) {
+        self.live_tasks.set(self.live_tasks.get() + 1);
+        tokio::task::spawn_local(task);
+    }
+
+    fn task_ended(&self) {
+        let left = self.live_tasks.get() - 1;
+        self.live_tasks.set(left);
+        if left == 0 {
+            self.all_done.notify_one();
+        }
+    }
+
+    fn begin_stop(&self) {
+        self.stopping.set(true);
+        self.stop_notify.notify_one();
+        self.dispatch_done.set(true);
+        self.close_idle();
+    }
+
+    fn close_idle(&self) {
+        let idle = std::mem::take(&mut self.pool.borrow_mut().idle);
+        for slot in idle {
+            slot.fill(None);
+        }
+    }
+
+    fn sample(&self, kind: ErrorKind, message: impl FnOnce() -> String) {
+        let mut samples = self.samples.borrow_mut();
+        let slot = &mut samples[ERROR_KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .expect("every kind is listed")];
+        if slot.is_none() {
+            *slot = Some(message());
+        }
+    }
+
+    /// A request that failed before it could be written (connect failure).
+    fn fail_unsent(&self, (kind, message): Failure) {
+        let mut stats = self.stats.borrow_mut();
+        stats.sent += 1;
+        stats.completed += 1;
+        stats.count_error(kind);
+        drop(stats);
+        self.last_send.set(Some(Instant::now()));
+        self.sample(kind, || message);
+    }
+
+    async fn connect(&self) -> Result<http1::SendRequest<Full<Bytes>>, Failure> {
+        let addr = self.plan.connect_to;
+        let stream = match tokio::time::timeout(self.plan.connect_timeout, TcpStream::connect(addr))
+            .await
+        {
+            Err(_) => {
+                let message = format!(
+                    "no connection to {addr} within {:?}",
+                    self.plan.connect_timeout
+                );
+                return Err((ErrorKind::ConnectTimeout, message));
+            }
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err((
+                    ErrorKind::ConnectRefused,
+                    format!("connecting to {addr}: {e}"),
+                ));
+            }
+            Ok(Err(e)) => return Err((ErrorKind::Connect, format!("connecting to {addr}: {e}"))),
+            Ok(Ok(stream)) => stream,
+        };
+        // Small requests must not wait for Nagle's algorithm.
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) = http1::Builder::new()
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| {
+                (
+                    ErrorKind::Connect,
+                    format!("HTTP handshake with {addr}: {e}"),
+                )
+            })?;
+        tokio::task::spawn_local(async move {
+            // Errors surface on the request that sees them.
+            let _ = connection.await;
+        });
+        self.stats.borrow_mut().connections_opened += 1;
+        Ok(sender)
+    }
+
+    async fn execute(&self, sender: &mut http1::SendRequest<Full<Bytes>>, job: Job) -> Flow {
+        let start = Instant::now();
+        {
+            let mut stats = self.stats.borrow_mut();
+            stats.sent += 1;
+            stats.bytes_out += self.request.body.len() as u64;
+        }
+        self.last_send.set(Some(start));
+        self.in_flight.set(self.in_flight.get() + 1);
+        let result =
+            tokio::time::timeout(self.plan.timeout, exchange(sender, self.request.build())).await;
+        self.in_flight.set(self.in_flight.get() - 1);
+        let done = Instant::now();
+        let mut stats = self.stats.borrow_mut();
+        stats.completed += 1;
+        let failure = match result {
+            Ok(Ok(exchange)) => {
+                stats.service.record(nanos_between(start, done));
+                if self.open_loop {
+                    stats.response.record(nanos_between(job.intended, done));
+                }
+                stats.count_status(exchange.status);
+                stats.bytes_in += exchange.body_bytes;
+                stats.count_cache(exchange.cache.0, exchange.cache.1);
+                return if exchange.close {
+                    Flow::Reconnect
+                } else {
+                    Flow::KeepAlive
+                };
+            }
+            Ok(Err(failure)) => failure,
+            Err(_) => {
+                // Recorded at the timeout, so percentiles are never optimistic.
+                let timeout = self.plan.timeout.as_nanos() as u64;
+                stats.service.record(timeout);
+                if self.open_loop {
+                    stats
+                        .response
+                        .record(nanos_between(job.intended, start) + timeout);
+                }
+                let message = format!("no complete response within {:?}", self.plan.timeout);
+                (ErrorKind::RequestTimeout, message)
+            }
+        };
+        stats.count_error(failure.0);
+        drop(stats);
+        self.sample(failure.0, || failure.1);
+        Flow::Reconnect
+    }
+
+    /// Closed loop: the next request, unless the attack is over.
+    fn next_closed_job(&self) -> Option<Job> {
+        if self.stopping.get() {
+            return None;
+        }
+        match self.budget.get() {
+            Some(0) => return None,
+            Some(n) => self.budget.set(Some(n - 1)),
+            None => {}
+        }
+        Some(Job {
+            intended: Instant::now(),
+        })
+    }
+
+    /// Open loop: the next due request, waiting idle until one comes.
+    async fn next_open_job(&self, slot: &Rc<Slot>) -> Option<Job> {
+        {
+            let mut pool = self.pool.borrow_mut();
+            if let Some(job) = pool.pending.pop_front() {
+                return Some(job);
+            }
+            if self.dispatch_done.get() {
+                return None;
+            }
+            pool.idle.push(slot.clone());
+        }
+        SlotWait(slot).await
+    }
+
+    fn dispatch(self: &Rc<Self>, job: Job, now: Instant) {
+        {
+            let mut stats = self.stats.borrow_mut();
+            stats.intended += 1;
+            let lag = nanos_between(job.intended, now);
+            stats.dispatch_lag.record(lag);
+            if lag > LATE_SEND.as_nanos() as u64 {
+                stats.late_sends += 1;
+            }
+        }
+        let slot = self.pool.borrow_mut().idle.pop();
+        match slot {
+            Some(slot) => slot.fill(Some(job)),
+            None => {
+                self.pool.borrow_mut().pending.push_back(job);
+                self.grow();
+            }
+        }
+    }
+
+    /// Opens connections while requests wait for one and the cap allows.
+    fn grow(self: &Rc<Self>) {
+        while self.pool.borrow().pending.len() > self.connecting.get() as usize
+            && self.connections.get() < self.max_connections
+        {
+            self.connections.set(self.connections.get() + 1);
+            self.spawn_task(open_connection(self.clone()));
+        }
+    }
+
+    fn flush(&self, index: u32, to_collector: &Sender<WorkerMsg>) {
+        let mut stats = self.stats.borrow_mut().take();
+        stats.in_flight = self.in_flight.get() + self.pool.borrow().pending.len() as u64;
+        let _ = to_collector.send(WorkerMsg::Interval {
+            worker: self.id,
+            index,
+            stats: Box::new(stats),
+        });
+    }
+}
+
+async fn exchange(
+    sender: &mut http1::SendRequest<Full<Bytes>>,
+    request: http::Request<Full<Bytes>>,
+) -> Result<Exchange, Failure> {
+    sender
+        .ready()
+        .await
+        .map_err(|e| classify_error(&e, false))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| classify_error(&e, false))?;
+    let status = response.status().as_u16();
+    let cache = classify(response.headers());
+    let close = response
+        .headers()
+        .get(CONNECTION)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+    let mut body = response.into_body();
+    let mut body_bytes = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify_error(&e, true))?;
+        if let Some(data) = frame.data_ref() {
+            body_bytes += data.len() as u64;
+        }
+    }
+    Ok(Exchange {
+        status,
+        body_bytes,
+        cache,
+        close,
+    })
+}
+
+/// Maps a hyper error onto a kind by its type, never by its wording.
+fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    let mut io_kind = None;
+    while let Some(e) = source {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            io_kind = Some(io.kind());
+            break;
+        }
+        source = e.source();
+    }
+    use std::io::ErrorKind as Io;
+    let kind = match io_kind {
+        Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe) => ErrorKind::Reset,
+        _ if error.is_parse() || error.is_parse_status() || error.is_parse_too_large() => {
+            ErrorKind::Protocol
+        }
+        _ if error.is_timeout() => ErrorKind::RequestTimeout,
+        _ if in_body => ErrorKind::Body,
+        _ if error.is_incomplete_message() || error.is_canceled() || error.is_closed() => {
+            ErrorKind::Reset
+        }
+        Some(_) => ErrorKind::Reset,
+        None => ErrorKind::Other,
+    };
+    let mut message = error.to_string();
+    if let Some(source) = std::error::Error::source(error) {
+        message = format!("{message}: {source}");
+    }
+    (kind, message)
+}
+
+async fn closed_connection(worker: Rc<Worker>) {
+    'connect: while !worker.stopping.get() && worker.budget.get() != Some(0) {
+        let mut sender = match worker.connect().await {
+            Ok(sender) => sender,
+            Err(failure) => {
+                if worker.next_closed_job().is_some() {
+                    worker.fail_unsent(failure);
+                }
+                tokio::time::sleep(CONNECT_BACKOFF).await;
+                continue;
+            }
+        };
+        loop {
+            if sender.is_closed() {
+                continue 'connect;
+            }
+            let Some(job) = worker.next_closed_job() else {
+                break 'connect;
+            };
+            if let Flow::Reconnect = worker.execute(&mut sender, job).await {
+                continue 'connect;
+            }
+        }
+    }
+    worker.task_ended();
+}
+
+async fn open_connection(worker: Rc<Worker>) {
+    worker.connecting.set(worker.connecting.get() + 1);
+    let connected = worker.connect().await;
+    worker.connecting.set(worker.connecting.get() - 1);
+    match connected {
+        Err(failure) => {
+            // The request that asked for this connection fails with it.
+            let job = worker.pool.borrow_mut().pending.pop_front();
+            if job.is_some() {
+                worker.fail_unsent(failure);
+            }
+        }
+        Ok(mut sender) => {
+            let slot = Rc::new(Slot::default());
+            while let Some(job) = worker.next_open_job(&slot).await {
+                if sender.is_closed() {
+                    worker.pool.borrow_mut().pending.push_front(job);
+                    break;
+                }
+                if let Flow::Reconnect = worker.execute(&mut sender, job).await {
+                    break;
+                }
+            }
+        }
+    }
+    worker.connections.set(worker.connections.get() - 1);
+    worker.grow();
+    worker.task_ended();
+}
+
+async fn dispatcher(
+    worker: Rc<Worker>,
+    mut schedule: Schedule,
+    end: Option<Instant>,
+    mut remaining: Option<u64>,
+) {
+    let timer = PreciseTimer::new().ok();
+    'run: loop {
+        let due = schedule.due();
+        if end.is_some_and(|end| due >= end) {
+            break;
+        }
+        let now = Instant::now();
+        if due > now {
+            let sleep = async {
+                match &timer {
+                    Some(timer) => timer.sleep_until(due).await,
+                    None => tokio::time::sleep_until(due.into()).await,
+                }
+            };
+            tokio::select! {
+                () = sleep => {}
+                () = worker.stop_notify.notified() => {}
+            }
+            if worker.stopping.get() {
+                break;
+            }
+            continue;
+        }
+        // Everything due by now goes out at this wake-up: no timer per request.
+        let mut due = due;
+        while due <= now {
+            if remaining == Some(0) || end.is_some_and(|end| due >= end) {
+                break 'run;
+            }
+            worker.dispatch(Job { intended: due }, now);
+            remaining = remaining.map(|n| n - 1);
+            schedule.advance();
+            due = schedule.due();
+        }
+        if remaining == Some(0) {
+            break;
+        }
+    }
+    worker.dispatch_done.set(true);
+    worker.last_send.set(Some(
+        worker
+            .last_send
+            .get()
+            .unwrap_or_else(Instant::now)
+            .max(Instant::now()),
+    ));
+    worker.close_idle();
+    worker.task_ended();
+}
+
+/// Records how late a 1 ms sleep wakes: the runtime's own stalls (jHiccup's method).
+async fn hiccup_probe(worker: Rc<Worker>) {
+    let Ok(timer) = PreciseTimer::new() else {
+        return;
+    };
+    let period = Duration::from_millis(1);
+    loop {
+        let expected = Instant::now() + period;
+        timer.sleep_until(expected).await;
+        let late = nanos_between(expected, Instant::now());
+        worker.stats.borrow_mut().hiccup.record(late);
+    }
+}
+
+async fn worker_main(setup: WorkerSetup) -> WorkerSummary {
+    let worker = Rc::new(Worker::new(&setup));
+    let plan = setup.plan.clone();
+    let mut interrupt = setup.interrupt.clone();
+    tokio::time::sleep_until(setup.t0.into()).await;
+    tokio::task::spawn_local(hiccup_probe(worker.clone()));
+    let end = plan.stop.duration.map(|d| setup.t0 + plan.warmup + d);
+    match setup.schedule {
+        Some(schedule) => {
+            worker.spawn_task(dispatcher(worker.clone(), schedule, end, setup.requests))
+        }
+        None => {
+            for _ in 0..setup.connections {
+                worker.spawn_task(closed_connection(worker.clone()));
+            }
+        }
+    }
+    let far = setup.t0 + Duration::from_secs(86_400 * 365);
+    let (mut index, mut tick) = (0u32, setup.t0 + Duration::from_secs(1));
+    let mut grace: Option<Instant> = None;
+    let mut attack_end: Option<Instant> = None;
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            biased;
+            () = worker.all_done.notified() => break,
+            () = tokio::time::sleep_until(tick.into()) => {
+                worker.flush(index, &setup.to_collector);
+                index += 1;
+                tick += Duration::from_secs(1);
+            }
+            () = tokio::time::sleep_until(end.unwrap_or(far).into()), if end.is_some() && grace.is_none() => {
+                attack_end = Some(Instant::now());
+                worker.begin_stop();
+                grace = Some(Instant::now() + plan.timeout + Duration::from_millis(100));
+            }
+            // Resolves at once if Ctrl-C came before the workers started.
+            triggered = interrupt.wait_for(|on| *on), if !interrupted => {
+                interrupted = true;
+                if triggered.is_ok() {
+                    let now = Instant::now();
+                    attack_end.get_or_insert(now);
+                    worker.begin_stop();
+                    grace = Some(grace.map_or(now + INTERRUPT_GRACE, |g| g.min(now + INTERRUPT_GRACE)));
+                }
+            }
+            () = tokio::time::sleep_until(grace.unwrap_or(far).into()), if grace.is_some() => break,
+        }
+    }
+    let end_instant = Instant::now();
+    let attack_end = attack_end.unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
+    let backlog = worker.pool.borrow().pending.len() as u64 + worker.in_flight.get();
+    worker.flush(index, &setup.to_collector);
+    let samples = worker
+        .samples
+        .borrow_mut()
+        .iter_mut()
+        .zip(ERROR_KINDS)
+        .filter_map(|(s, k)| s.take().map(|s| (k, s)))
+        .collect();
+    WorkerSummary {
+        worker: setup.id,
+        cpu: Duration::ZERO,
+        samples,
+        backlog,
+        attack_end,
+        end: end_instant,
+    }
+}
+
+/// CPU time (user + system) of the calling thread.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes a timespec for the calling thread's CPU clock.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

@@ -1,0 +1,509 @@
+//! Integration tests of the engine against vload-origin on 127.0.0.1:0.
+
+mod util {
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use vload_engine::{AttackPlan, Interrupt, Load, RequestTemplate, Stop, run};
+    use vload_schema::RunFile;
+
+    pub(crate) use vload_origin::{OriginConfig, OriginHandle, Stall, spawn};
+
+    pub(crate) fn origin() -> OriginHandle {
+        spawn(OriginConfig {
+            threads: Some(1),
+            ..OriginConfig::loopback()
+        })
+        .expect("origin starts")
+    }
+
+    pub(crate) fn plan(addr: SocketAddr, target: &str, load: Load, stop: Stop) -> AttackPlan {
+        let url: http::Uri = format!("http://{addr}{target}").parse().unwrap();
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::HOST, addr.to_string().parse().unwrap());
+        AttackPlan {
+            request: RequestTemplate {
+                url,
+                method: http::Method::GET,
+                headers,
+                body: Default::default(),
+            },
+            connect_to: addr,
+            load,
+            stop,
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(2),
+            threads: 1,
+            label: Some("test".into()),
+            hlog: None,
+        }
+    }
+
+    pub(crate) fn closed(connections: u32) -> Load {
+        Load::Closed { connections }
+    }
+
+    pub(crate) fn open(rate_per_s: f64, max_connections: u32) -> Load {
+        Load::Open {
+            rate_per_s,
+            arrival: vload_engine::Arrival::Constant,
+            max_connections,
+        }
+    }
+
+    pub(crate) fn secs(s: f64) -> Stop {
+        Stop {
+            duration: Some(Duration::from_secs_f64(s)),
+            requests: None,
+        }
+    }
+
+    pub(crate) fn count(n: u64) -> Stop {
+        Stop {
+            duration: None,
+            requests: Some(n),
+        }
+    }
+
+    /// Load tests take turns: on a two-core machine, parallel attacks would measure each other.
+    pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs the plan and checks that the run file survives a round trip.
+    pub(crate) fn attack(plan: AttackPlan) -> RunFile {
+        let _turn = serial();
+        let run = run(plan, &mut (), &Interrupt::new()).expect("attack runs");
+        let text = run.to_json();
+        let back = RunFile::from_json(&text).expect("run file parses");
+        assert!(
+            back.to_json() == text,
+            "the run file must survive a round trip unchanged"
+        );
+        run
+    }
+
+    pub(crate) fn quantile_ns(record: &vload_schema::LatencyRecord, q: f64) -> u64 {
+        record.histogram.decode().unwrap().value_at_quantile(q)
+    }
+
+    pub(crate) fn ms(ns: u64) -> f64 {
+        ns as f64 / 1e6
+    }
+}
+
+mod loops {
+    use std::time::Duration;
+
+    use vload_schema::{LatencyKind, Mode};
+
+    use super::util::*;
+
+    #[test]
+    fn closed_loop_runs_clean_against_a_healthy_origin() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", closed(10), secs(1.5)));
+        let t = &run.totals;
+        assert!(t.completed > 100, "{t:?}");
+        assert_eq!(t.errors.len(), 0, "{:?}", t.errors);
+        assert_eq!(t.status_codes.get(&200), Some(&t.completed));
+        assert_eq!(t.bytes_in, 11 * t.completed);
+        assert_eq!(t.connections_opened, 10);
+        assert_eq!(run.plan.mode, Mode::Closed);
+        assert_eq!(run.latency.primary, LatencyKind::Service);
+        assert!(run.latency.response.is_none());
+        assert_eq!(run.latency.service.moments.n, t.completed);
+        assert!(!run.interrupted);
+        assert!(
+            (run.window.measured_s - 1.5).abs() < 0.1,
+            "{:?}",
+            run.window
+        );
+        assert_eq!(run.intervals.len(), 2);
+        let per_interval: u64 = run.intervals.iter().map(|i| i.completed).sum();
+        assert_eq!(per_interval, t.completed);
+        // The origin saw every request the client counted.
+        assert_eq!(origin.stats().requests_total, t.completed);
+    }
+
+    #[test]
+    fn open_loop_sends_the_planned_number_of_requests() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", open(2_000.0, 1_000), secs(4.0)));
+        let t = &run.totals;
+        let sent = t.sent as f64;
+        assert!(
+            (sent - 8_000.0).abs() <= 80.0,
+            "8,000 ± 1% requests, sent {sent}"
+        );
+        assert_eq!(t.intended, t.sent);
+        assert_eq!(t.errors.len(), 0, "{:?}", t.errors);
+        assert_eq!(run.latency.primary, LatencyKind::Response);
+        let response = run.latency.response.as_ref().unwrap();
+        assert_eq!(response.moments.n, t.completed);
+        // Response time from the intended send is never shorter than service time.
+        assert!(response.moments.mean_ns >= run.latency.service.moments.mean_ns);
+        let lag = run.latency.dispatch_lag.as_ref().unwrap();
+        assert_eq!(lag.moments.n, t.intended);
+        assert!(run.client_health.dispatch_lag_p99_ns.is_some());
+    }
+
+    #[test]
+    fn request_count_bounds_the_attack_exactly() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", closed(7), count(500)));
+        assert_eq!(run.totals.completed, 500);
+        assert_eq!(origin.stats().requests_total, 500);
+        let run = attack(plan(origin.addr(), "/", open(5_000.0, 100), count(300)));
+        assert_eq!(run.totals.completed, 300);
+    }
+
+    #[test]
+    fn fixed_origin_delay_gives_p50_between_10_and_11_ms() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
+        let p50 = ms(quantile_ns(&run.latency.service, 0.5));
+        assert!((10.0..=11.0).contains(&p50), "p50 {p50} ms");
+    }
+
+    #[test]
+    fn closed_loop_obeys_littles_law() {
+        // connections = throughput x mean service time, when the client adds no think time.
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/?delay=20ms", closed(10), secs(2.0)));
+        let throughput = run.totals.completed as f64 / (run.window.measured_s + run.window.wait_s);
+        let mean_s = run.latency.service.moments.mean().unwrap() / 1e9;
+        let l = throughput * mean_s;
+        assert!((l - 10.0).abs() / 10.0 < 0.05, "L = {l}");
+    }
+
+    #[test]
+    fn poisson_arrivals_are_seeded_and_keep_the_rate() {
+        let origin = origin();
+        let load = vload_engine::Load::Open {
+            rate_per_s: 1_000.0,
+            arrival: vload_engine::Arrival::Poisson { seed: 7 },
+            max_connections: 100,
+        };
+        let run = attack(plan(origin.addr(), "/", load, secs(2.0)));
+        assert!(
+            (run.totals.intended as f64 - 2_000.0).abs() < 200.0,
+            "{}",
+            run.totals.intended
+        );
+        assert_eq!(run.plan.seed, Some(7));
+    }
+
+    #[test]
+    fn warmup_is_recorded_in_intervals_but_excluded_from_totals() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", open(500.0, 100), secs(1.0));
+        p.warmup = Duration::from_secs(1);
+        let run = attack(p);
+        assert!(
+            run.intervals[0].warmup && !run.intervals[1].warmup,
+            "{:?}",
+            run.intervals.iter().map(|i| i.warmup).collect::<Vec<_>>()
+        );
+        let measured: u64 = run
+            .intervals
+            .iter()
+            .filter(|i| !i.warmup)
+            .map(|i| i.completed)
+            .sum();
+        assert_eq!(run.totals.completed, measured);
+        assert!(run.intervals[0].completed > 400);
+        assert!(origin.stats().requests_total > run.totals.completed + 400);
+        assert!((run.window.warmup_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn two_threads_split_the_work() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", closed(4), count(400));
+        p.threads = 2;
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 400);
+        assert_eq!(run.totals.connections_opened, 4);
+        assert_eq!(run.plan.threads, 2);
+    }
+}
+
+mod coordinated_omission {
+    use std::time::Duration;
+
+    use super::util::*;
+
+    fn stalling_origin() -> OriginHandle {
+        // Stalls during [5 s, 6 s) after start: once in a 10 s run.
+        let stall = Stall {
+            every: Duration::from_secs(6),
+            length: Duration::from_secs(1),
+        };
+        spawn(OriginConfig {
+            threads: Some(1),
+            stall: Some(stall),
+            ..OriginConfig::loopback()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn open_loop_sees_the_stall_that_service_time_hides() {
+        let origin = stalling_origin();
+        let run = attack(plan(origin.addr(), "/", open(1_000.0, 10), secs(10.0)));
+        let response_p99 = ms(quantile_ns(run.latency.response.as_ref().unwrap(), 0.99));
+        let service_p99 = ms(quantile_ns(&run.latency.service, 0.99));
+        assert!(
+            response_p99 >= 500.0,
+            "response p99 {response_p99} ms must show the 1 s stall"
+        );
+        assert!(service_p99 < 50.0, "service p99 {service_p99} ms hides it");
+        let late = run.totals.late_sends as f64 / run.totals.intended as f64;
+        assert!(late < 0.01, "the client kept its schedule: {late:.4} late");
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        let lag_p99 = ms(quantile_ns(
+            run.latency.dispatch_lag.as_ref().unwrap(),
+            0.99,
+        ));
+        assert!(lag_p99 < 1.0, "dispatch lag p99 {lag_p99} ms");
+    }
+
+    /// The same stall in closed loop looks small: during the stall each connection has one
+    /// request waiting, so only a handful of samples carry it (coordinated omission).
+    #[test]
+    fn closed_loop_hides_the_same_stall() {
+        let origin = stalling_origin();
+        let run = attack(plan(origin.addr(), "/", closed(10), secs(10.0)));
+        let service_p99 = ms(quantile_ns(&run.latency.service, 0.99));
+        let max = ms(run.latency.service.moments.max_ns);
+        assert!(
+            service_p99 < 50.0,
+            "closed-loop p99 {service_p99} ms looks healthy"
+        );
+        assert!(max >= 500.0, "only the max ({max} ms) betrays the stall");
+    }
+}
+
+mod errors {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    use vload_schema::ErrorKind;
+
+    use super::util::*;
+
+    fn kinds(run: &vload_schema::RunFile) -> Vec<ErrorKind> {
+        run.totals.errors.keys().copied().collect()
+    }
+
+    #[test]
+    fn refused_connections_are_counted_as_connect_refused() {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap(); // closed again at once
+        let run = attack(plan(addr, "/", closed(2), secs(0.5)));
+        assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
+        let e = &run.totals.errors[&ErrorKind::ConnectRefused];
+        assert!(e.count > 10 && e.sample.contains("refused"), "{e:?}");
+        assert_eq!(run.totals.completed, e.count);
+        let run = attack(plan(addr, "/", open(200.0, 10), secs(0.5)));
+        assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
+        assert!((run.totals.errors[&ErrorKind::ConnectRefused].count as i64 - 100).abs() <= 2);
+    }
+
+    #[test]
+    fn mid_response_resets_are_counted_while_the_attack_goes_on() {
+        let origin = origin();
+        let run = attack(plan(
+            origin.addr(),
+            "/?size=100000&reset=mid",
+            closed(2),
+            count(20),
+        ));
+        assert_eq!(kinds(&run), [ErrorKind::Reset], "{:?}", run.totals.errors);
+        assert_eq!(run.totals.errors[&ErrorKind::Reset].count, 20);
+        assert_eq!(
+            run.totals.connections_opened, 20,
+            "a new connection after every reset"
+        );
+    }
+
+    #[test]
+    fn timeouts_are_errors_recorded_at_the_timeout() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/?delay=2s", closed(2), count(4));
+        p.timeout = Duration::from_millis(200);
+        let run = attack(p);
+        assert_eq!(kinds(&run), [ErrorKind::RequestTimeout]);
+        assert_eq!(run.totals.errors[&ErrorKind::RequestTimeout].count, 4);
+        let service = &run.latency.service;
+        assert_eq!(service.moments.n, 4, "timeouts are in the histogram");
+        assert_eq!(service.moments.min_ns, 200_000_000);
+    }
+
+    #[test]
+    fn malformed_http_is_a_protocol_error() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..5 {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"SMTP/9 what is this\r\n\r\n");
+            }
+        });
+        let run = attack(plan(addr, "/", closed(1), count(5)));
+        server.join().unwrap();
+        assert_eq!(
+            kinds(&run),
+            [ErrorKind::Protocol],
+            "{:?}",
+            run.totals.errors
+        );
+        assert_eq!(run.totals.errors[&ErrorKind::Protocol].count, 5);
+    }
+
+    #[test]
+    fn error_statuses_are_responses_not_transport_errors() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/?status=503", closed(2), count(10)));
+        assert!(run.totals.errors.is_empty());
+        assert_eq!(run.totals.status_codes.get(&503), Some(&10));
+        assert_eq!(
+            run.intervals
+                .iter()
+                .map(|i| i.status_classes.s5xx)
+                .sum::<u64>(),
+            10
+        );
+    }
+}
+
+mod records {
+    use std::time::Duration;
+
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use vload_engine::{Interrupt, run};
+
+    use super::util::*;
+
+    #[test]
+    fn interrupt_before_the_start_stops_at_once() {
+        let _turn = serial();
+        let origin = origin();
+        let interrupt = Interrupt::new();
+        interrupt.trigger();
+        let started = std::time::Instant::now();
+        let run = run(
+            plan(origin.addr(), "/", open(100.0, 10), secs(30.0)),
+            &mut (),
+            &interrupt,
+        )
+        .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(run.interrupted);
+    }
+
+    #[test]
+    fn interrupt_ends_the_attack_with_a_valid_partial_run() {
+        let _turn = serial();
+        let origin = origin();
+        let interrupt = Interrupt::new();
+        let trigger = interrupt.clone();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1200));
+            trigger.trigger();
+        });
+        let started = std::time::Instant::now();
+        let run = run(
+            plan(origin.addr(), "/", closed(4), secs(30.0)),
+            &mut (),
+            &interrupt,
+        )
+        .unwrap();
+        stopper.join().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "stopped early");
+        assert!(run.interrupted);
+        assert!(run.totals.completed > 0);
+        assert!(run.window.measured_s < 3.0, "{:?}", run.window);
+        vload_schema::RunFile::from_json(&run.to_json()).unwrap();
+    }
+
+    #[test]
+    fn interval_log_is_standard_and_sums_to_the_run() {
+        let origin = origin();
+        let dir = std::env::temp_dir().join(format!("vload-hlog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.hlog");
+        let mut p = plan(origin.addr(), "/", open(1_000.0, 50), secs(2.5));
+        p.hlog = Some(path.clone());
+        let run = attack(p);
+        let text = std::fs::read(&path).unwrap();
+        let mut sum = vload_schema::new_histogram(&Default::default());
+        let mut tags = std::collections::BTreeSet::new();
+        for entry in IntervalLogIterator::new(&text) {
+            if let LogEntry::Interval(h) = entry.expect("every line parses") {
+                let tag = h.tag().map(|t| t.as_str().to_owned()).unwrap_or_default();
+                let bytes = base64_decode(h.encoded_histogram());
+                assert_eq!(
+                    &bytes[..4],
+                    &[0x1c, 0x84, 0x93, 0x14],
+                    "compressed V2 cookie"
+                );
+                let decoded: hdrhistogram::Histogram<u64> = Deserializer::new()
+                    .deserialize(&mut bytes.as_slice())
+                    .unwrap();
+                if tag == "resp" {
+                    sum.add(&decoded).unwrap();
+                }
+                tags.insert(tag);
+            }
+        }
+        assert_eq!(
+            tags.into_iter().collect::<Vec<_>>(),
+            ["hiccup", "lag", "resp", "svc"]
+        );
+        assert_eq!(
+            sum,
+            run.latency.response.unwrap().histogram.decode().unwrap()
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    fn base64_decode(s: &str) -> Vec<u8> {
+        // The run file's codec decodes the same payloads.
+        let h = vload_schema::EncodedHistogram(s.to_owned())
+            .decode()
+            .unwrap();
+        let _ = h;
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+    }
+
+    #[test]
+    fn memory_stays_flat_because_intervals_hold_histograms_not_samples() {
+        // 10x the requests must not make the run file 10x larger.
+        let origin = origin();
+        let small = attack(plan(origin.addr(), "/", open(200.0, 50), secs(2.0)))
+            .to_json()
+            .len();
+        let large = attack(plan(origin.addr(), "/", open(2_000.0, 50), secs(2.0)))
+            .to_json()
+            .len();
+        assert!(
+            (large as f64) < small as f64 * 2.0,
+            "{small} vs {large} bytes"
+        );
+    }
+}
