@@ -1,1 +1,95 @@
-//! wip
+//! vload's analyzer: what a run file means.
+//!
+//! [`Summary::of`] turns a [`vload_schema::RunFile`] into the numbers a report prints
+//! (exact moments, percentiles where enough samples support them, rates, the error set,
+//! cache hits and the client-health verdict); [`render::text::render`] prints it. The
+//! crate is pure computation over run files: no I/O, no async runtime.
+//!
+//! # Example
+//!
+//! ```
+//! let text = include_str!("../../schema/tests/data/golden-run.json");
+//! let run = vload_schema::RunFile::from_json(text)?;
+//! let summary = vload_analyze::Summary::of(&run)?;
+//! let report = vload_analyze::render::text::render(&summary);
+//! assert!(report.contains("response time from the intended send"));
+//! # Ok::<(), vload_schema::SchemaError>(())
+//! ```
+//!
+//! # Errors
+//!
+//! Only a histogram that does not decode ([`vload_schema::SchemaError`]).
+//!
+//! # Limits
+//!
+//! A quantile is shown only with at least `10 / (1 - q)` samples (p99 needs 1,000):
+//! otherwise it is `n/a` rather than a number resting on a handful of values.
+
+pub mod render;
+mod summary;
+pub mod units;
+
+pub use summary::{LatencySummary, QUANTILES, Summary, samples_needed};
+
+#[cfg(test)]
+mod tests {
+    use vload_schema::RunFile;
+
+    use super::*;
+
+    fn golden() -> RunFile {
+        RunFile::from_json(include_str!("../../schema/tests/data/golden-run.json")).unwrap()
+    }
+
+    #[test]
+    fn text_report_has_every_section_and_never_nan() {
+        let report = render::text::render(&Summary::of(&golden()).unwrap());
+        for needle in [
+            "Requests",
+            "Duration",
+            "Latency",
+            "Bytes",
+            "Success",
+            "Status codes",
+            "Error set",
+            "request_timeout",
+            "Cache",
+            "Client health ok",
+            "[x86_64]",
+        ] {
+            assert!(report.contains(needle), "missing {needle}:\n{report}");
+        }
+        assert!(
+            !report.contains("NaN") && !report.contains("inf"),
+            "{report}"
+        );
+    }
+
+    #[test]
+    fn percentiles_without_enough_samples_are_not_shown() {
+        let summary = Summary::of(&golden()).unwrap();
+        assert_eq!(summary.latency.n, 4);
+        assert_eq!(
+            summary.latency.quantile("p50"),
+            None,
+            "4 samples cannot support a median"
+        );
+        let report = render::text::render(&summary);
+        assert!(report.contains("too few samples (4)"), "{report}");
+    }
+
+    #[test]
+    fn long_tails_are_explained() {
+        // The golden run has one 990 ms outlier among ~200 µs responses.
+        let summary = Summary::of(&golden()).unwrap();
+        assert!(summary.has_long_tail());
+        assert!(render::text::render(&summary).contains("normal for a long tail"));
+    }
+
+    #[test]
+    fn quantile_floors_follow_ten_over_one_minus_q() {
+        assert_eq!(samples_needed(0.5), 20);
+        assert_eq!(samples_needed(0.99), 1_000);
+        assert_eq!(samples_needed(0.999), 10_000);
+    }
+}

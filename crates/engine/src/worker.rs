@@ -440,7 +440,9 @@ impl Worker {
         while self.pool.borrow().pending.len() > self.connecting.get() as usize
             && self.connections.get() < self.max_connections
         {
+            // Counted as connecting now, not when the task first runs: the loop reads it.
             self.connections.set(self.connections.get() + 1);
+            self.connecting.set(self.connecting.get() + 1);
             self.spawn_task(open_connection(self.clone()));
         }
     }
@@ -550,7 +552,6 @@ async fn closed_connection(worker: Rc<Worker>) {
 }
 
 async fn open_connection(worker: Rc<Worker>) {
-    worker.connecting.set(worker.connecting.get() + 1);
     let connected = worker.connect().await;
     worker.connecting.set(worker.connecting.get() - 1);
     match connected {

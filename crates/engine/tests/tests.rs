@@ -147,6 +147,12 @@ mod loops {
         assert!(response.moments.mean_ns >= run.latency.service.moments.mean_ns);
         let lag = run.latency.dispatch_lag.as_ref().unwrap();
         assert_eq!(lag.moments.n, t.intended);
+        // Connections open on demand: a fast origin at 2,000/s needs a handful, not the cap.
+        assert!(
+            t.connections_opened <= 20,
+            "opened {} connections",
+            t.connections_opened
+        );
         assert!(run.client_health.dispatch_lag_p99_ns.is_some());
     }
 
@@ -314,6 +320,11 @@ mod errors {
         let run = attack(plan(addr, "/", open(200.0, 10), secs(0.5)));
         assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
         assert!((run.totals.errors[&ErrorKind::ConnectRefused].count as i64 - 100).abs() <= 2);
+        assert!(
+            run.totals.late_sends < 5,
+            "one connect attempt per request, not a storm: {}",
+            run.totals.late_sends
+        );
     }
 
     #[test]

@@ -1,0 +1,3 @@
+//! Renderers: pure functions from a summary to text.
+
+pub mod text;

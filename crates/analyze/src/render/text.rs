@@ -1,0 +1,222 @@
+//! The plain-text report: vegeta's lines plus what they lack.
+
+use std::fmt::Write as _;
+
+use vload_schema::{LatencyKind, Verdict};
+
+use crate::summary::{LatencySummary, Summary};
+use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
+
+fn row(out: &mut String, name: &str, fields: &str, values: &str) {
+    let _ = writeln!(out, "{name:<14}{fields:<36}{values}");
+}
+
+fn or_na(value: Option<String>) -> String {
+    value.unwrap_or_else(|| "n/a".to_owned())
+}
+
+fn latency_rows(out: &mut String, name: &str, l: &LatencySummary) {
+    let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));
+    let basic = [
+        ns(l.min_ns),
+        or_na(l.mean_ns.map(duration_ns)),
+        or_na(l.stdev_ns.map(duration_ns)),
+    ];
+    row(out, name, "[min, mean, stdev]", &basic.join(", "));
+    let mut names: Vec<&str> = l.quantiles.iter().map(|(n, _)| n.as_str()).collect();
+    names.push("max");
+    let mut values: Vec<String> = l.quantiles.iter().map(|(_, v)| ns(*v)).collect();
+    values.push(ns(l.max_ns));
+    row(
+        out,
+        "",
+        &format!("[{}]", names.join(", ")),
+        &values.join(", "),
+    );
+    let missing: Vec<&str> = l
+        .quantiles
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !missing.is_empty() && l.n > 0 {
+        let _ = writeln!(
+            out,
+            "{:14}n/a: too few samples ({}) for {}",
+            "",
+            count(l.n),
+            missing.join(", ")
+        );
+    }
+}
+
+fn latency_title(kind: LatencyKind) -> &'static str {
+    match kind {
+        LatencyKind::Response => {
+            "response time from the intended send (open loop: free of coordinated omission)"
+        }
+        LatencyKind::Service => "service time, closed loop: subject to coordinated omission",
+    }
+}
+
+/// Renders a summary as the text report.
+pub fn render(s: &Summary) -> String {
+    let mut out = String::new();
+    let label = s
+        .label
+        .as_ref()
+        .map(|l| format!("  [{l}]"))
+        .unwrap_or_default();
+    let interrupted = if s.interrupted {
+        "  (interrupted: partial run)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "vload: {}{label}{interrupted}", s.plan);
+    let requests = [
+        count(s.requests),
+        rate(s.rate_per_s),
+        rate(s.throughput_per_s),
+    ];
+    row(
+        &mut out,
+        "Requests",
+        "[total, rate, throughput]",
+        &requests.join(", "),
+    );
+    let durations = [
+        seconds(s.measured_s),
+        seconds(s.wait_s),
+        seconds(s.warmup_s),
+    ];
+    row(
+        &mut out,
+        "Duration",
+        "[measured, wait, warm-up]",
+        &durations.join(", "),
+    );
+    let _ = writeln!(out, "Latency       {}", latency_title(s.latency_kind));
+    latency_rows(&mut out, "", &s.latency);
+    if s.has_long_tail() {
+        let _ = writeln!(
+            out,
+            "{:14}note: stdev exceeds the mean: normal for a long tail (a few slow requests), not an error",
+            ""
+        );
+    }
+    if let Some(service) = &s.service {
+        let _ = writeln!(
+            out,
+            "Service time  from the actual write (what closed-loop tools report)"
+        );
+        latency_rows(&mut out, "", service);
+    }
+    row(
+        &mut out,
+        "Bytes",
+        "[in, out]",
+        &format!("{}, {}", bytes(s.bytes_in), bytes(s.bytes_out)),
+    );
+    row(
+        &mut out,
+        "Success",
+        "[ratio]",
+        &or_na(s.success_ratio.map(percent)),
+    );
+    let codes: Vec<String> = s
+        .status_codes
+        .iter()
+        .map(|(c, n)| format!("{c}:{}", count(*n)))
+        .collect();
+    let codes = if codes.is_empty() {
+        "none".to_owned()
+    } else {
+        codes.join(" ")
+    };
+    row(&mut out, "Status codes", "[code:count]", &codes);
+    render_errors(&mut out, s);
+    render_cache(&mut out, s);
+    render_health(&mut out, s);
+    out
+}
+
+fn render_errors(out: &mut String, s: &Summary) {
+    if s.errors.is_empty() {
+        row(out, "Error set", "", "none");
+    } else {
+        let _ = writeln!(out, "Error set");
+        for (kind, e) in &s.errors {
+            let _ = writeln!(
+                out,
+                "  {:<18}{:>12}  {}",
+                kind.as_str(),
+                count(e.count),
+                e.sample
+            );
+        }
+    }
+    if s.backlog > 0 {
+        let _ = writeln!(
+            out,
+            "Backlog       {} requests were due but not completed when the attack ended: the server could not sustain this rate",
+            count(s.backlog)
+        );
+    }
+}
+
+fn render_cache(out: &mut String, s: &Summary) {
+    let c = &s.cache;
+    let classified = c.hit + c.miss;
+    if classified == 0 {
+        row(
+            out,
+            "Cache",
+            "[hit, miss, unknown]",
+            &format!("no cache headers on {} responses", count(c.unknown)),
+        );
+        return;
+    }
+    let sources: Vec<String> = [
+        ("X-Varnish", c.by_source.x_varnish),
+        ("X-Cache", c.by_source.x_cache),
+        ("Age", c.by_source.age),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(name, n)| format!("{name} {}", count(*n)))
+    .collect();
+    let values = format!(
+        "{}, {}, {}  (hit ratio {} of classified; by {})",
+        count(c.hit),
+        count(c.miss),
+        count(c.unknown),
+        percent(c.hit as f64 / classified as f64),
+        sources.join(", ")
+    );
+    row(out, "Cache", "[hit, miss, unknown]", &values);
+}
+
+fn render_health(out: &mut String, s: &Summary) {
+    let h = &s.health;
+    let verdict = match h.verdict {
+        Verdict::Ok => "ok",
+        Verdict::Warn => "WARN",
+        Verdict::ClientBound => "CLIENT-BOUND: these numbers measure vload, not the server",
+    };
+    let mut facts = vec![
+        format!("client CPU {} of all cores", percent(h.cpu_util)),
+        format!("busiest thread {}", percent(h.max_thread_busy)),
+    ];
+    if let Some(hiccup) = h.hiccup_p99_ns {
+        facts.push(format!("hiccup p99 {}", duration_ns(hiccup as f64)));
+    }
+    if let Some(lag) = h.dispatch_lag_p99_ns {
+        facts.push(format!("dispatch lag p99 {}", duration_ns(lag as f64)));
+        facts.push(format!("late sends {}", count(s.late_sends)));
+    }
+    let _ = writeln!(out, "Client health {verdict}");
+    let _ = writeln!(out, "{:14}{}", "", facts.join(", "));
+    for reason in &h.reasons {
+        let _ = writeln!(out, "{:14}- {reason}", "");
+    }
+}

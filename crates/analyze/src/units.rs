@@ -1,0 +1,91 @@
+//! Numbers for people: every value with its unit, never NaN or inf.
+
+/// A latency in nanoseconds as `850 ns`, `412 µs`, `1.23 ms` or `2.001 s`.
+pub fn duration_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "n/a".to_owned();
+    }
+    match ns {
+        n if n < 1_000.0 => format!("{n:.0} ns"),
+        n if n < 1_000_000.0 => format!("{:.0} µs", n / 1e3),
+        n if n < 1_000_000_000.0 => format!("{:.2} ms", n / 1e6),
+        n => format!("{:.3} s", n / 1e9),
+    }
+}
+
+/// Seconds as `10.00 s`, `250 ms`.
+pub fn seconds(s: f64) -> String {
+    duration_ns(s * 1e9)
+}
+
+/// A count with thousands separators: `1,234,567`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate as `98,765.4/s`.
+pub fn rate(per_s: f64) -> String {
+    if !per_s.is_finite() {
+        return "n/a".to_owned();
+    }
+    let whole = per_s.trunc() as u64;
+    format!(
+        "{}.{}/s",
+        count(whole),
+        ((per_s.fract() * 10.0).round() as u64).min(9)
+    )
+}
+
+/// A ratio in [0, 1] as `99.82%`.
+pub fn percent(ratio: f64) -> String {
+    if ratio.is_finite() {
+        format!("{:.2}%", ratio * 100.0)
+    } else {
+        "n/a".to_owned()
+    }
+}
+
+/// Bytes as `1.5 MB`, `11 B`.
+pub fn bytes(n: u64) -> String {
+    let n = n as f64;
+    match n {
+        n if n < 1e3 => format!("{n:.0} B"),
+        n if n < 1e6 => format!("{:.1} kB", n / 1e3),
+        n if n < 1e9 => format!("{:.1} MB", n / 1e6),
+        n => format!("{:.2} GB", n / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(duration_ns(850.0), "850 ns");
+        assert_eq!(duration_ns(412_300.0), "412 µs");
+        assert_eq!(duration_ns(1_234_567.0), "1.23 ms");
+        assert_eq!(duration_ns(2_001_000_000.0), "2.001 s");
+        assert_eq!(duration_ns(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn counts_and_rates_group_thousands() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(rate(98_765.43), "98,765.4/s");
+        assert_eq!(rate(f64::INFINITY), "n/a");
+        assert_eq!(percent(0.99821), "99.82%");
+        assert_eq!(bytes(11), "11 B");
+        assert_eq!(bytes(1_500_000), "1.5 MB");
+    }
+}

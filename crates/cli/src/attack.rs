@@ -1,0 +1,589 @@
+//! `vload attack`: flags, the plan they make, and running it.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::net::{SocketAddr, ToSocketAddrs as _};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use vload_engine::{
+    Arrival, AttackPlan, Interrupt, Load, Observer, Progress, RequestTemplate, Stop,
+};
+use vload_schema::RunFile;
+
+use crate::parse;
+
+/// `--rate`: a number of requests per second, or unlimited.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Rate {
+    PerSecond(f64),
+    Unlimited,
+}
+
+fn rate_arg(text: &str) -> Result<Rate, String> {
+    Ok(parse::rate(text)?.map_or(Rate::Unlimited, Rate::PerSecond))
+}
+
+/// Open-loop arrival process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ArrivalArg {
+    /// Evenly spaced: request k at t0 + k / rate.
+    Constant,
+    /// Exponential gaps (a Poisson process), seeded by --seed.
+    Poisson,
+}
+
+const DEFAULT_CONNECTIONS: u32 = 50;
+const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// Send load to a URL and report what happened.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct AttackArgs {
+    /// Target URL, http://host[:port]/path (default: a built-in origin on 127.0.0.1, started for this run).
+    pub(crate) url: Option<String>,
+    /// Connections in the closed loop, each with one request in flight (default: 50).
+    #[arg(short = 'c', long)]
+    pub(crate) connections: Option<u32>,
+    /// Requests per second for an open loop: 20000, 20k, 20000/s, 1200/m; infinity or 0 for a closed loop (default: closed loop).
+    #[arg(short = 'r', long, value_parser = rate_arg)]
+    pub(crate) rate: Option<Rate>,
+    /// Spacing of open-loop requests (default: constant).
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
+    pub(crate) arrival: ArrivalArg,
+    /// Seed of the Poisson arrival process; the same seed gives the same schedule (default: 1).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Most connections an open loop may open, or the connections of --rate infinity (default: 10000).
+    #[arg(long)]
+    pub(crate) max_connections: Option<u32>,
+    /// Measured duration after warm-up, e.g. 10s, 2m (default: 10s unless -n is given).
+    #[arg(short = 'd', long, value_parser = parse::duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Total requests to send, warm-up included (default: unbounded, stop by duration).
+    #[arg(short = 'n', long)]
+    pub(crate) requests: Option<u64>,
+    /// Warm-up before the measured window, recorded in intervals but excluded from results (default: 0s).
+    #[arg(long, value_parser = parse::duration, default_value = "0s")]
+    pub(crate) warmup: Duration,
+    /// A request without a complete response by then fails and is recorded at this value (default: 30s).
+    #[arg(long, value_parser = parse::duration, default_value = "30s")]
+    pub(crate) timeout: Duration,
+    /// A connection attempt fails after this long (default: 10s).
+    #[arg(long, value_parser = parse::duration, default_value = "10s")]
+    pub(crate) connect_timeout: Duration,
+    /// Request method (default: GET).
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub(crate) method: String,
+    /// Request header 'Name: value'; repeatable (default: Host from the URL).
+    #[arg(short = 'H', long = "header", value_parser = parse::header)]
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    /// Request body (default: none).
+    #[arg(long, conflicts_with = "body_file")]
+    pub(crate) body: Option<String>,
+    /// Request body read from a file (default: none).
+    #[arg(long)]
+    pub(crate) body_file: Option<PathBuf>,
+    /// Worker threads (default: all cores, or half of them for a loopback target).
+    #[arg(short = 't', long)]
+    pub(crate) threads: Option<u32>,
+    /// Write the run file (JSON, schema v1) here, atomically (default: none).
+    #[arg(short = 'o', long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Label stored in the run file, e.g. x86_64 (default: none).
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// Also write an HdrHistogram interval log (.hlog) here (default: none).
+    #[arg(long)]
+    pub(crate) hlog: Option<PathBuf>,
+    /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+}
+
+impl AttackArgs {
+    /// Validates the flags and builds the plan against `url`.
+    pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
+        let (uri, connect_to) = target(url)?;
+        let load = self.load()?;
+        let stop = self.stop()?;
+        for (value, flag) in [
+            (self.timeout, "--timeout"),
+            (self.connect_timeout, "--connect-timeout"),
+        ] {
+            if value.is_zero() {
+                bail!("{flag} must be longer than 0s");
+            }
+        }
+        let threads = match self.threads {
+            Some(0) => bail!("--threads must be at least 1"),
+            Some(t) => t,
+            None => AttackPlan::default_threads(connect_to, vload_engine::available_cores()),
+        };
+        Ok(AttackPlan {
+            request: self.request(uri)?,
+            connect_to,
+            load,
+            stop,
+            warmup: self.warmup,
+            timeout: self.timeout,
+            connect_timeout: self.connect_timeout,
+            threads,
+            label: self.label.clone(),
+            hlog: self.hlog.clone(),
+        })
+    }
+
+    fn load(&self) -> anyhow::Result<Load> {
+        let open = match self.rate {
+            Some(Rate::PerSecond(rate)) => Some(rate),
+            _ => None,
+        };
+        if open.is_some() && self.connections.is_some() {
+            bail!(
+                "-c/--connections sets a closed loop: with --rate, cap connections with --max-connections"
+            );
+        }
+        if open.is_none() && self.rate.is_none() && self.max_connections.is_some() {
+            bail!("--max-connections applies to --rate: for a closed loop use -c/--connections");
+        }
+        if open.is_none() && (self.arrival == ArrivalArg::Poisson || self.seed.is_some()) {
+            bail!("--arrival poisson and --seed shape an open loop: give a --rate too");
+        }
+        if self.seed.is_some() && self.arrival != ArrivalArg::Poisson {
+            bail!("--seed needs --arrival poisson (constant arrivals have no randomness)");
+        }
+        let load = match open {
+            Some(rate_per_s) => Load::Open {
+                rate_per_s,
+                arrival: match self.arrival {
+                    ArrivalArg::Constant => Arrival::Constant,
+                    ArrivalArg::Poisson => Arrival::Poisson {
+                        seed: self.seed.unwrap_or(1),
+                    },
+                },
+                max_connections: self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            },
+            None => Load::Closed {
+                connections: self
+                    .connections
+                    .or(self.max_connections)
+                    .unwrap_or(DEFAULT_CONNECTIONS),
+            },
+        };
+        let connections = match load {
+            Load::Closed { connections } => connections,
+            Load::Open {
+                max_connections, ..
+            } => max_connections,
+        };
+        if connections == 0 {
+            bail!("connections must be at least 1");
+        }
+        Ok(load)
+    }
+
+    fn stop(&self) -> anyhow::Result<Stop> {
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            bail!("--duration must be longer than 0s");
+        }
+        if self.requests == Some(0) {
+            bail!("--requests must be at least 1");
+        }
+        let duration = match (self.duration, self.requests) {
+            (None, None) => Some(DEFAULT_DURATION),
+            (d, _) => d,
+        };
+        Ok(Stop {
+            duration,
+            requests: self.requests,
+        })
+    }
+
+    fn request(&self, url: Uri) -> anyhow::Result<RequestTemplate> {
+        let method = Method::from_bytes(self.method.as_bytes()).map_err(|_| {
+            anyhow::anyhow!(
+                "invalid method '{}' for -m/--method: expected a token like GET or POST",
+                self.method
+            )
+        })?;
+        let mut headers = HeaderMap::new();
+        let authority = url
+            .authority()
+            .expect("target() checked the authority")
+            .as_str();
+        headers.insert(
+            http::header::HOST,
+            HeaderValue::from_str(authority).context("URL host is not a valid Host header")?,
+        );
+        for (name, value) in &self.headers {
+            if name == http::header::HOST {
+                headers.insert(name.clone(), value.clone());
+            } else {
+                headers.append(name.clone(), value.clone());
+            }
+        }
+        let body = match (&self.body, &self.body_file) {
+            (Some(text), _) => Bytes::from(text.clone()),
+            (None, Some(path)) => Bytes::from(
+                std::fs::read(path)
+                    .with_context(|| format!("cannot read --body-file '{}'", path.display()))?,
+            ),
+            (None, None) => Bytes::new(),
+        };
+        if !body.is_empty() && !headers.contains_key(http::header::CONTENT_TYPE) {
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+        }
+        Ok(RequestTemplate {
+            url,
+            method,
+            headers,
+            body,
+        })
+    }
+}
+
+/// Parses and resolves the target URL.
+fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
+    let uri: Uri = url.parse().map_err(|e| {
+        anyhow::anyhow!("invalid URL '{url}': {e}: expected http://host[:port]/path")
+    })?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some("https") => bail!(
+            "'{url}': https is not supported yet: vload speaks plain HTTP/1.1 for now (use an http:// URL)"
+        ),
+        Some(other) => {
+            bail!("'{url}': unsupported scheme '{other}': expected http://host[:port]/path")
+        }
+        None => bail!("invalid URL '{url}': no scheme: expected http://{url}"),
+    }
+    let Some(authority) = uri.authority() else {
+        bail!("invalid URL '{url}': no host: expected http://host[:port]/path")
+    };
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = authority.port_u16().unwrap_or(80);
+    let addr = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve host '{host}' of URL '{url}'"))?
+        .next()
+        .with_context(|| format!("host '{host}' of URL '{url}' has no address"))?;
+    Ok((uri, addr))
+}
+
+/// The live progress line on stderr.
+struct ProgressLine {
+    enabled: bool,
+    drawn: bool,
+}
+
+impl Observer for ProgressLine {
+    fn on_interval(&mut self, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        use vload_analyze::units::{count, duration_ns, rate};
+        let planned = p
+            .planned
+            .map(|d| format!("/{}s", d.as_secs()))
+            .unwrap_or_default();
+        let latency = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| duration_ns(v as f64));
+        let phase = if p.warmup { " (warm-up)" } else { "" };
+        let line = format!(
+            "{}s{planned}{phase}  {}  done {}  p50 {}  p99 {}  errors {}",
+            p.elapsed.as_secs(),
+            rate(p.rate_per_s),
+            count(p.completed),
+            latency(p.p50_ns),
+            latency(p.p99_ns),
+            count(p.errors)
+        );
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{line}");
+        let _ = err.flush();
+        self.drawn = true;
+    }
+}
+
+impl ProgressLine {
+    fn clear(&self) {
+        if self.drawn {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}
+
+/// Triggers `interrupt` on SIGINT or SIGTERM, from a thread of its own.
+fn watch_signals(interrupt: Interrupt) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    // Install the handlers now, so a signal that comes before the thread runs is not lost.
+    let (mut term, ctrl_c) = runtime.block_on(async {
+        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let ctrl_c = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        Ok::<_, std::io::Error>((term, ctrl_c))
+    })?;
+    let mut ctrl_c = ctrl_c;
+    std::thread::Builder::new()
+        .name("vload-signals".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = ctrl_c.recv() => {}
+                    _ = term.recv() => {}
+                }
+            });
+            interrupt.trigger();
+        })?;
+    Ok(())
+}
+
+/// Writes `text` to `path` through a temporary file in the same directory and a rename,
+/// so a reader never sees half a run file.
+pub(crate) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = temp_path(path);
+    std::fs::write(&tmp, text)
+        .with_context(|| format!("cannot write run file '{}'", path.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot write run file '{}'", path.display()))
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run.json".into());
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Fails now, not after a ten-minute attack, if the run file cannot be written.
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let tmp = temp_path(path);
+    std::fs::write(&tmp, b"")
+        .with_context(|| format!("cannot write run file '{}' (-o)", path.display()))?;
+    let _ = std::fs::remove_file(tmp);
+    Ok(())
+}
+
+/// Runs `vload attack`; returns the run and whether it measured anything.
+pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<RunFile> {
+    if let Some(path) = &args.output {
+        check_writable(path)?;
+    }
+    // No URL: the built-in origin, on its own thread, alive until the attack ends.
+    let origin = match &args.url {
+        Some(_) => None,
+        None => Some(
+            vload_origin::spawn(vload_origin::OriginConfig {
+                threads: Some(1),
+                ..vload_origin::OriginConfig::loopback()
+            })
+            .context("cannot start the built-in origin")?,
+        ),
+    };
+    let url = match (&args.url, &origin) {
+        (Some(url), _) => url.clone(),
+        (None, Some(origin)) => origin.url(),
+        (None, None) => unreachable!("an origin is started when no URL is given"),
+    };
+    let plan = args.plan(&url)?;
+    announce(&plan, origin.is_some());
+    let interrupt = Interrupt::new();
+    watch_signals(interrupt.clone()).context("cannot install signal handlers")?;
+    let mut progress = ProgressLine {
+        enabled: !args.no_progress && std::io::stderr().is_terminal(),
+        drawn: false,
+    };
+    let result = vload_engine::run(plan, &mut progress, &interrupt);
+    progress.clear();
+    let run = result?;
+    if let Some(path) = &args.output {
+        write_atomic(path, &run.to_json())?;
+    }
+    drop(origin);
+    Ok(run)
+}
+
+#[allow(clippy::print_stderr, reason = "the cli's own status line")]
+fn announce(plan: &AttackPlan, builtin: bool) {
+    let target = plan.request.url.to_string();
+    let origin = if builtin {
+        " (the built-in origin: no URL given)"
+    } else {
+        ""
+    };
+    let why = if plan.connect_to.ip().is_loopback()
+        && plan.threads * 2 <= vload_engine::available_cores()
+    {
+        " (loopback target: the other cores are left to the server)"
+    } else {
+        ""
+    };
+    let threads = format!(
+        "{} thread{}",
+        plan.threads,
+        if plan.threads == 1 { "" } else { "s" }
+    );
+    eprintln!("vload: attacking {target}{origin} with {threads}{why}");
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::Cli;
+
+    const URL: &str = "http://127.0.0.1:9/";
+
+    fn args(extra: &[&str]) -> AttackArgs {
+        let argv = ["vload", "attack"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain([URL]);
+        Cli::try_parse_from(argv)
+            .expect("valid flags")
+            .attack()
+            .expect("attack subcommand")
+            .clone()
+    }
+
+    fn plan_error(extra: &[&str]) -> String {
+        args(extra).plan(URL).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn rate_accepts_suffixes() {
+        assert_eq!(args(&["-r", "2k"]).rate, Some(Rate::PerSecond(2_000.0)));
+        assert_eq!(
+            args(&["--rate", "1200/m"]).rate,
+            Some(Rate::PerSecond(20.0))
+        );
+        assert_eq!(args(&["--rate", "infinity"]).rate, Some(Rate::Unlimited));
+    }
+
+    #[test]
+    fn no_rate_is_a_closed_loop_of_50_for_10s() {
+        let plan = args(&[]).plan(URL).unwrap();
+        assert_eq!(plan.load, Load::Closed { connections: 50 });
+        assert_eq!(
+            plan.stop,
+            Stop {
+                duration: Some(Duration::from_secs(10)),
+                requests: None
+            }
+        );
+        assert_eq!(plan.request.headers["host"], "127.0.0.1:9");
+    }
+
+    #[test]
+    fn rate_infinity_with_max_connections_is_a_closed_loop() {
+        let plan = args(&["--rate", "0", "--max-connections", "7"])
+            .plan(URL)
+            .unwrap();
+        assert_eq!(plan.load, Load::Closed { connections: 7 });
+    }
+
+    #[test]
+    fn open_loop_takes_rate_arrival_and_seed() {
+        let plan = args(&[
+            "-r",
+            "20k",
+            "--arrival",
+            "poisson",
+            "--seed",
+            "9",
+            "--max-connections",
+            "300",
+        ])
+        .plan(URL)
+        .unwrap();
+        assert_eq!(
+            plan.load,
+            Load::Open {
+                rate_per_s: 20_000.0,
+                arrival: Arrival::Poisson { seed: 9 },
+                max_connections: 300
+            }
+        );
+    }
+
+    #[test]
+    fn impossible_combinations_say_what_to_do() {
+        assert!(plan_error(&["-c", "10", "-r", "100"]).contains("--max-connections"));
+        assert!(plan_error(&["--max-connections", "10"]).contains("-c/--connections"));
+        assert!(plan_error(&["--arrival", "poisson"]).contains("--rate"));
+        assert!(plan_error(&["-r", "10", "--seed", "3"]).contains("--arrival poisson"));
+        assert!(plan_error(&["-d", "0s"]).contains("--duration"));
+        assert!(plan_error(&["-n", "0"]).contains("--requests"));
+        assert!(plan_error(&["-c", "0"]).contains("at least 1"));
+        assert!(plan_error(&["-t", "0"]).contains("--threads"));
+        assert!(plan_error(&["-m", "GE T"]).contains("invalid method"));
+        assert!(plan_error(&["--body-file", "/nonexistent/vload"]).contains("--body-file"));
+        assert!(
+            Cli::try_parse_from(["vload", "attack", "--body", "a", "--body-file", "b", URL])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn bad_urls_name_the_url_and_the_fix() {
+        let a = args(&[]);
+        for (url, needle) in [
+            ("127.0.0.1:8080/", "expected http://"),
+            ("https://127.0.0.1/", "https is not supported"),
+            ("ftp://127.0.0.1/", "unsupported scheme"),
+            ("http://", "invalid URL"),
+            (
+                "http://no-such-host.invalid/",
+                "cannot resolve host 'no-such-host.invalid'",
+            ),
+        ] {
+            let e = format!("{:#}", a.plan(url).unwrap_err());
+            assert!(e.contains(needle), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn headers_body_and_host_override() {
+        let plan = args(&[
+            "-H",
+            "Host: example.test",
+            "-H",
+            "X-A: 1",
+            "-H",
+            "X-A: 2",
+            "-m",
+            "POST",
+            "--body",
+            "hi",
+        ])
+        .plan(URL)
+        .unwrap();
+        let h = &plan.request.headers;
+        assert_eq!(h["host"], "example.test");
+        assert_eq!(h.get_all("x-a").iter().count(), 2);
+        assert_eq!(plan.request.method, Method::POST);
+        assert_eq!(plan.request.body, Bytes::from_static(b"hi"));
+        assert_eq!(
+            plan.connect_to,
+            "127.0.0.1:9".parse::<SocketAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn loopback_targets_get_half_the_cores() {
+        let plan = args(&[]).plan(URL).unwrap();
+        assert_eq!(plan.threads, (vload_engine::available_cores() / 2).max(1));
+        assert_eq!(args(&["-t", "3"]).plan(URL).unwrap().threads, 3);
+    }
+}

@@ -1,0 +1,97 @@
+//! Parsers for flag values: rates, durations, headers.
+
+use std::time::Duration;
+
+/// `--rate`: `20000`, `20k`, `1.5k`, `20000/s`, `1200/m`, `72k/h`; `infinity`, `inf` or `0`
+/// mean no rate (closed loop). Returns requests per second, `None` for unlimited.
+pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
+    let err = || {
+        format!(
+            "invalid rate '{text}': expected a number with optional k/m suffix and /s, /m or /h"
+        )
+    };
+    let t = text.trim();
+    if matches!(
+        t.to_ascii_lowercase().as_str(),
+        "infinity" | "inf" | "unlimited" | "max"
+    ) {
+        return Ok(None);
+    }
+    let (number, per) = match t.split_once('/') {
+        Some((n, unit)) => {
+            let per = match unit {
+                "s" | "sec" => 1.0,
+                "m" | "min" => 60.0,
+                "h" | "hour" => 3600.0,
+                _ => return Err(err()),
+            };
+            (n, per)
+        }
+        None => (t, 1.0),
+    };
+    let (digits, scale) = match number.as_bytes().last() {
+        Some(b'k' | b'K') => (&number[..number.len() - 1], 1e3),
+        Some(b'm' | b'M') => (&number[..number.len() - 1], 1e6),
+        _ => (number, 1.0),
+    };
+    let value: f64 = digits.parse().map_err(|_| err())?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(err());
+    }
+    let per_s = value * scale / per;
+    Ok((per_s > 0.0).then_some(per_s))
+}
+
+/// Durations: `10s`, `500ms`, `2m`, `1h30m`.
+pub(crate) fn duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text.trim()).map_err(|_| {
+        format!("invalid duration '{text}': expected a number with a unit, like 10s, 500ms or 2m")
+    })
+}
+
+/// `-H 'Name: value'`.
+pub(crate) fn header(text: &str) -> Result<(http::HeaderName, http::HeaderValue), String> {
+    let err = || format!("invalid header '{text}': expected 'Name: value'");
+    let (name, value) = text.split_once(':').ok_or_else(err)?;
+    let name = http::HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;
+    let value = http::HeaderValue::from_str(value.trim()).map_err(|_| err())?;
+    Ok((name, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_accept_suffixes_and_units() {
+        assert_eq!(rate("20000"), Ok(Some(20_000.0)));
+        assert_eq!(rate("20k"), Ok(Some(20_000.0)));
+        assert_eq!(rate("1.5k"), Ok(Some(1_500.0)));
+        assert_eq!(rate("20000/s"), Ok(Some(20_000.0)));
+        assert_eq!(rate("1200/m"), Ok(Some(20.0)));
+        assert_eq!(rate("infinity"), Ok(None));
+        assert_eq!(rate("0"), Ok(None));
+    }
+
+    #[test]
+    fn bad_rates_name_the_input() {
+        for bad in ["10kk", "fast", "-5", "10/d", ""] {
+            let e = rate(bad).unwrap_err();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn headers_need_a_colon() {
+        let (n, v) = header("X-Test:  yes ").unwrap();
+        assert_eq!((n.as_str(), v.to_str().unwrap()), ("x-test", "yes"));
+        assert!(header("no colon").is_err());
+        assert!(header("bad name: x").is_err());
+    }
+
+    #[test]
+    fn durations_have_units() {
+        assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(duration("10").unwrap_err().contains("'10'"));
+    }
+}
