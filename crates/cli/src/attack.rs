@@ -250,6 +250,9 @@ impl AttackArgs {
 
 /// Parses and resolves the target URL.
 fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
+    if !url.contains("://") {
+        bail!("invalid URL '{url}': no scheme: expected http://{url}");
+    }
     let uri: Uri = url.parse().map_err(|e| {
         anyhow::anyhow!("invalid URL '{url}': {e}: expected http://host[:port]/path")
     })?;
@@ -261,7 +264,7 @@ fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
         Some(other) => {
             bail!("'{url}': unsupported scheme '{other}': expected http://host[:port]/path")
         }
-        None => bail!("invalid URL '{url}': no scheme: expected http://{url}"),
+        None => bail!("invalid URL '{url}': expected http://host[:port]/path"),
     }
     let Some(authority) = uri.authority() else {
         bail!("invalid URL '{url}': no host: expected http://host[:port]/path")

@@ -1,0 +1,330 @@
+//! End-to-end tests of the `vload` binary.
+
+mod util {
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Output, Stdio};
+
+    pub(crate) use vload_origin::{OriginConfig, OriginHandle, spawn};
+    pub(crate) use vload_schema::RunFile;
+
+    pub(crate) fn vload() -> Command {
+        Command::new(env!("CARGO_BIN_EXE_vload"))
+    }
+
+    /// A scratch directory removed on drop.
+    pub(crate) struct Scratch(pub(crate) PathBuf);
+
+    impl Scratch {
+        pub(crate) fn new(name: &str) -> Scratch {
+            let dir = std::env::temp_dir().join(format!("vload-cli-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+        pub(crate) fn path(&self, file: &str) -> PathBuf {
+            self.0.join(file)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Runs the command; on an unexpected exit code prints everything and fails.
+    pub(crate) fn run(cmd: &mut Command, expect_code: i32) -> Output {
+        let output = cmd.stdin(Stdio::null()).output().expect("vload runs");
+        if output.status.code() != Some(expect_code) {
+            panic!(
+                "{cmd:?}\nexpected exit {expect_code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        output
+    }
+
+    pub(crate) fn stdout(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    pub(crate) fn stderr(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    pub(crate) fn read_run(path: &Path) -> RunFile {
+        RunFile::from_json(&std::fs::read_to_string(path).expect("run file exists"))
+            .expect("valid run file")
+    }
+
+    pub(crate) fn origin() -> OriginHandle {
+        spawn(OriginConfig {
+            threads: Some(1),
+            ..OriginConfig::loopback()
+        })
+        .unwrap()
+    }
+
+    pub(crate) fn signal(child: &Child, signal: i32) {
+        // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    }
+
+    /// Load tests take turns: on two cores, parallel attacks would measure each other.
+    pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        LOCK.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+mod attack {
+    use super::util::*;
+
+    #[test]
+    fn without_a_url_attacks_the_builtin_origin() {
+        let _turn = serial();
+        let dir = Scratch::new("builtin");
+        let out = dir.path("run.json");
+        let o = run(vload().args(["attack", "-d", "1s", "-o"]).arg(&out), 0);
+        assert!(stderr(&o).contains("built-in origin"), "{}", stderr(&o));
+        let report = stdout(&o);
+        for needle in [
+            "Requests",
+            "service time, closed loop: subject to coordinated omission",
+            "200:",
+            "Client health",
+        ] {
+            assert!(report.contains(needle), "missing {needle}:\n{report}");
+        }
+        let run = read_run(&out);
+        assert!(run.totals.completed > 100);
+        assert!(run.totals.errors.is_empty());
+        assert!(!run.interrupted);
+    }
+
+    #[test]
+    fn open_loop_reports_response_time_and_writes_labelled_runs() {
+        let _turn = serial();
+        let origin = origin();
+        let dir = Scratch::new("open");
+        let (out, hlog) = (dir.path("open.json"), dir.path("open.hlog"));
+        let o = run(
+            vload()
+                .args([
+                    "attack",
+                    "-r",
+                    "500",
+                    "-d",
+                    "1s",
+                    "--label",
+                    "x86_64",
+                    "-H",
+                    "X-Test: 1",
+                    "-o",
+                ])
+                .arg(&out)
+                .arg("--hlog")
+                .arg(&hlog)
+                .arg(origin.url()),
+            0,
+        );
+        assert!(
+            stdout(&o).contains("response time from the intended send"),
+            "{}",
+            stdout(&o)
+        );
+        let run = read_run(&out);
+        assert_eq!(run.label.as_deref(), Some("x86_64"));
+        assert!(
+            (run.totals.intended as i64 - 500).abs() <= 5,
+            "{}",
+            run.totals.intended
+        );
+        assert!(run.plan.headers.iter().any(|h| h.name == "x-test"));
+        assert!(
+            std::fs::read_to_string(&hlog)
+                .unwrap()
+                .contains("Tag=resp,")
+        );
+        assert_eq!(origin.stats().requests_total, run.totals.completed);
+    }
+
+    #[test]
+    fn ctrl_c_still_writes_the_run_file() {
+        for (signal_no, name) in [(libc::SIGINT, "sigint"), (libc::SIGTERM, "sigterm")] {
+            let _turn = serial();
+            let origin = origin();
+            let dir = Scratch::new(name);
+            let out = dir.path("run.json");
+            let mut child = vload()
+                .args(["attack", "-c", "4", "-d", "60s", "--no-progress", "-o"])
+                .arg(&out)
+                .arg(origin.url())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            signal(&child, signal_no);
+            let started = std::time::Instant::now();
+            let status = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                if started.elapsed() > std::time::Duration::from_secs(10) {
+                    child.kill().unwrap();
+                    panic!("{name}: vload did not stop");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            assert!(status.success(), "{name}: {status:?}");
+            let run = read_run(&out);
+            assert!(run.interrupted, "{name}");
+            assert!(run.totals.completed > 0, "{name}");
+            assert!(run.window.measured_s < 10.0, "{name}: {:?}", run.window);
+        }
+    }
+}
+
+mod bad_input {
+    use super::util::*;
+
+    /// Exit 2 with exactly one line on stderr that contains `needle`.
+    fn refused(args: &[&str], needle: &str) {
+        let o = run(vload().args(args), 2);
+        let err = stderr(&o);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.starts_with("vload: attacking"))
+            .collect();
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            lines.len() == 1 || args.contains(&"--rate") || err.starts_with("error:"),
+            "{args:?}: one line, got:\n{err}"
+        );
+        assert!(
+            stdout(&o).is_empty(),
+            "{args:?}: nothing printed as if valid"
+        );
+    }
+
+    #[test]
+    fn malformed_urls_and_flags_are_one_clear_line() {
+        refused(
+            &["attack", "-d", "1s", "not a url"],
+            "invalid URL 'not a url'",
+        );
+        refused(
+            &["attack", "-d", "1s", "127.0.0.1:8080/"],
+            "expected http://127.0.0.1:8080/",
+        );
+        refused(
+            &["attack", "-d", "1s", "https://127.0.0.1/"],
+            "https is not supported",
+        );
+        refused(
+            &["attack", "-d", "1s", "http://no-such-host.invalid/"],
+            "cannot resolve host",
+        );
+        refused(
+            &["attack", "-c", "5", "-r", "100", "http://127.0.0.1:1/"],
+            "--max-connections",
+        );
+        refused(
+            &["attack", "--rate", "10kk", "http://127.0.0.1:1/"],
+            "invalid rate '10kk'",
+        );
+        refused(
+            &["attack", "-d", "soon", "http://127.0.0.1:1/"],
+            "invalid duration 'soon'",
+        );
+        refused(
+            &[
+                "attack",
+                "-o",
+                "/nonexistent-dir/run.json",
+                "http://127.0.0.1:1/",
+            ],
+            "cannot write run file",
+        );
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_error_but_the_run_is_kept() {
+        let _turn = serial();
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let dir = Scratch::new("refused");
+        let out = dir.path("run.json");
+        let o = run(
+            vload()
+                .args(["attack", "-d", "500ms", "-c", "2", "-o"])
+                .arg(&out)
+                .arg(format!("http://{addr}/")),
+            2,
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains("connect_refused") && err.contains("is up and reachable"),
+            "{err}"
+        );
+        assert!(
+            stdout(&o).contains("Error set"),
+            "the report still shows what happened"
+        );
+        let run = read_run(&out);
+        assert!(run.totals.error_count() > 0);
+    }
+
+    #[test]
+    fn help_lists_the_exit_codes() {
+        let o = run(vload().arg("--help"), 0);
+        assert!(stdout(&o).contains("Exit codes:"), "{}", stdout(&o));
+    }
+}
+
+mod origin_command {
+    use std::io::{BufRead as _, BufReader};
+    use std::process::Stdio;
+
+    use super::util::*;
+
+    #[test]
+    fn vload_origin_serves_until_sigterm() {
+        let mut child = vload()
+            .args(["origin", "--listen", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        let addr = url.trim_start_matches("http://").trim_end_matches('/');
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        use std::io::{Read as _, Write as _};
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(response.ends_with("Hello World"), "{response}");
+        signal(&child, libc::SIGTERM);
+        assert!(child.wait().unwrap().success());
+    }
+
+    #[test]
+    fn bad_origin_flags_are_refused() {
+        let o = run(
+            vload().args(["origin", "--stall-every", "1s", "--stall-for", "2s"]),
+            2,
+        );
+        assert!(stderr(&o).contains("shorter than"), "{}", stderr(&o));
+    }
+}
