@@ -152,21 +152,74 @@ impl Slot {
     }
 }
 
-struct SlotWait<'a>(&'a Slot);
+/// hyper's state machine of one HTTP/1.1 connection.
+type Driver = Pin<Box<http1::Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
 
-impl Future for SlotWait<'_> {
-    type Output = Option<Job>;
+/// One HTTP/1.1 connection, driven inside the task that uses it: no second task and no
+/// cross-task wake-up per request.
+struct Conn {
+    sender: http1::SendRequest<Full<Bytes>>,
+    /// hyper's connection state machine; `None` once the connection has closed.
+    driver: Option<Driver>,
+    /// The request timeout, re-armed per request rather than created anew.
+    timeout: Pin<Box<tokio::time::Sleep>>,
+}
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Job>> {
-        if let Some(job) = self.0.job.take() {
-            return Poll::Ready(Some(job));
-        }
-        if self.0.closed.get() {
-            return Poll::Ready(None);
-        }
-        *self.0.waker.borrow_mut() = Some(cx.waker().clone());
-        Poll::Pending
+impl Conn {
+    fn is_open(&self) -> bool {
+        self.driver.is_some() && !self.sender.is_closed()
     }
+
+    /// Polls hyper's connection; returns true once it has closed.
+    fn poll_driver(driver: &mut Option<Driver>, cx: &mut Context<'_>) -> bool {
+        if let Some(d) = driver
+            && d.as_mut().poll(cx).is_ready()
+        {
+            // Dropping the state machine fails any request still waiting on it.
+            *driver = None;
+        }
+        driver.is_none()
+    }
+
+    /// Sends one request and reads the whole response; `None` when the deadline passed first.
+    async fn exchange(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+        deadline: Instant,
+    ) -> Option<Result<Exchange, Failure>> {
+        self.timeout.as_mut().reset(deadline.into());
+        let Conn {
+            sender,
+            driver,
+            timeout,
+        } = self;
+        let mut response = std::pin::pin!(request_response(sender, request));
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(result) = response.as_mut().poll(cx) {
+                return Poll::Ready(Some(result));
+            }
+            // The driver writes the request and reads the response; the response future
+            // then completes in the same poll.
+            Conn::poll_driver(driver, cx);
+            if let Poll::Ready(result) = response.as_mut().poll(cx) {
+                return Poll::Ready(Some(result));
+            }
+            if timeout.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// What an idle open-loop connection gets next.
+enum Next {
+    Job(Job),
+    /// The attack is over.
+    Stop,
+    /// The server closed the idle connection.
+    Closed,
 }
 
 /// Open loop: requests waiting for a connection, and connections waiting for requests.
@@ -295,7 +348,7 @@ impl Worker {
         self.sample(kind, || message);
     }
 
-    async fn connect(&self) -> Result<http1::SendRequest<Full<Bytes>>, Failure> {
+    async fn connect(&self) -> Result<Conn, Failure> {
         let addr = self.plan.connect_to;
         let stream = match tokio::time::timeout(self.plan.connect_timeout, TcpStream::connect(addr))
             .await
@@ -327,15 +380,16 @@ impl Worker {
                     format!("HTTP handshake with {addr}: {e}"),
                 )
             })?;
-        tokio::task::spawn_local(async move {
-            // Errors surface on the request that sees them.
-            let _ = connection.await;
-        });
         self.stats.borrow_mut().connections_opened += 1;
-        Ok(sender)
+        let timeout = Box::pin(tokio::time::sleep(self.plan.timeout));
+        Ok(Conn {
+            sender,
+            driver: Some(Box::pin(connection)),
+            timeout,
+        })
     }
 
-    async fn execute(&self, sender: &mut http1::SendRequest<Full<Bytes>>, job: Job) -> Flow {
+    async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
         let start = Instant::now();
         {
             let mut stats = self.stats.borrow_mut();
@@ -344,14 +398,15 @@ impl Worker {
         }
         self.last_send.set(Some(start));
         self.in_flight.set(self.in_flight.get() + 1);
-        let result =
-            tokio::time::timeout(self.plan.timeout, exchange(sender, self.request.build())).await;
+        let result = conn
+            .exchange(self.request.build(), start + self.plan.timeout)
+            .await;
         self.in_flight.set(self.in_flight.get() - 1);
         let done = Instant::now();
         let mut stats = self.stats.borrow_mut();
         stats.completed += 1;
         let failure = match result {
-            Ok(Ok(exchange)) => {
+            Some(Ok(exchange)) => {
                 stats.service.record(nanos_between(start, done));
                 if self.open_loop {
                     stats.response.record(nanos_between(job.intended, done));
@@ -365,8 +420,8 @@ impl Worker {
                     Flow::KeepAlive
                 };
             }
-            Ok(Err(failure)) => failure,
-            Err(_) => {
+            Some(Err(failure)) => failure,
+            None => {
                 // Recorded at the timeout, so percentiles are never optimistic.
                 let timeout = self.plan.timeout.as_nanos() as u64;
                 stats.service.record(timeout);
@@ -400,19 +455,38 @@ impl Worker {
         })
     }
 
-    /// Open loop: the next due request, waiting idle until one comes.
-    async fn next_open_job(&self, slot: &Rc<Slot>) -> Option<Job> {
+    /// Open loop: the next due request, waiting idle until one comes. The idle connection
+    /// is driven meanwhile, so a server that closes it (an idle timeout) is noticed here and
+    /// not by the next request.
+    async fn next_open_job(&self, slot: &Rc<Slot>, conn: &mut Conn) -> Next {
         {
             let mut pool = self.pool.borrow_mut();
             if let Some(job) = pool.pending.pop_front() {
-                return Some(job);
+                return Next::Job(job);
             }
             if self.dispatch_done.get() {
-                return None;
+                return Next::Stop;
             }
             pool.idle.push(slot.clone());
         }
-        SlotWait(slot).await
+        std::future::poll_fn(|cx| {
+            if let Some(job) = slot.job.take() {
+                return Poll::Ready(Next::Job(job));
+            }
+            if slot.closed.get() {
+                return Poll::Ready(Next::Stop);
+            }
+            if Conn::poll_driver(&mut conn.driver, cx) {
+                self.pool.borrow_mut().idle.retain(|s| !Rc::ptr_eq(s, slot));
+                return Poll::Ready(match slot.job.take() {
+                    Some(job) => Next::Job(job),
+                    None => Next::Closed,
+                });
+            }
+            *slot.waker.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        })
+        .await
     }
 
     fn dispatch(self: &Rc<Self>, job: Job, now: Instant) {
@@ -458,7 +532,7 @@ impl Worker {
     }
 }
 
-async fn exchange(
+async fn request_response(
     sender: &mut http1::SendRequest<Full<Bytes>>,
     request: http::Request<Full<Bytes>>,
 ) -> Result<Exchange, Failure> {
@@ -526,8 +600,8 @@ fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
 
 async fn closed_connection(worker: Rc<Worker>) {
     'connect: while !worker.stopping.get() && worker.budget.get() != Some(0) {
-        let mut sender = match worker.connect().await {
-            Ok(sender) => sender,
+        let mut conn = match worker.connect().await {
+            Ok(conn) => conn,
             Err(failure) => {
                 if worker.next_closed_job().is_some() {
                     worker.fail_unsent(failure);
@@ -536,14 +610,11 @@ async fn closed_connection(worker: Rc<Worker>) {
                 continue;
             }
         };
-        loop {
-            if sender.is_closed() {
-                continue 'connect;
-            }
+        while conn.is_open() {
             let Some(job) = worker.next_closed_job() else {
                 break 'connect;
             };
-            if let Flow::Reconnect = worker.execute(&mut sender, job).await {
+            if let Flow::Reconnect = worker.execute(&mut conn, job).await {
                 continue 'connect;
             }
         }
@@ -562,14 +633,15 @@ async fn open_connection(worker: Rc<Worker>) {
                 worker.fail_unsent(failure);
             }
         }
-        Ok(mut sender) => {
+        Ok(mut conn) => {
             let slot = Rc::new(Slot::default());
-            while let Some(job) = worker.next_open_job(&slot).await {
-                if sender.is_closed() {
+            while let Next::Job(job) = worker.next_open_job(&slot, &mut conn).await {
+                if !conn.is_open() {
+                    // Closed under us: the request waits for another connection.
                     worker.pool.borrow_mut().pending.push_front(job);
                     break;
                 }
-                if let Flow::Reconnect = worker.execute(&mut sender, job).await {
+                if let Flow::Reconnect = worker.execute(&mut conn, job).await {
                     break;
                 }
             }

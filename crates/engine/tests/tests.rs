@@ -380,6 +380,42 @@ mod errors {
         assert_eq!(run.totals.errors[&ErrorKind::Protocol].count, 5);
     }
 
+    /// Like Varnish's timeout_idle: keep-alive responses, then a silent close when idle.
+    #[test]
+    fn servers_closing_idle_connections_cause_no_errors() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(50) {
+                let Ok(mut s) = stream else { continue };
+                std::thread::spawn(move || {
+                    s.set_read_timeout(Some(Duration::from_millis(100)))
+                        .unwrap();
+                    let mut buf = [0u8; 4096];
+                    // Answer requests until 100 ms pass without one, then close.
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0
+                            || s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                                .is_err()
+                        {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let run = attack(plan(addr, "/", open(5.0, 10), secs(1.2)));
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert_eq!(
+            run.totals.status_codes.get(&200),
+            Some(&run.totals.completed)
+        );
+        assert!(
+            run.totals.connections_opened >= 5,
+            "idle connections were replaced"
+        );
+    }
+
     #[test]
     fn error_statuses_are_responses_not_transport_errors() {
         let origin = origin();
