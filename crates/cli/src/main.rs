@@ -103,6 +103,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn origin(args: &vload_origin::OriginArgs) -> anyhow::Result<ExitCode> {
+    vload_engine::raise_fd_limit();
     let config = vload_origin::OriginConfig::try_from(args)?;
     let listen = config.listen;
     let origin =

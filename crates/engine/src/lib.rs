@@ -78,7 +78,7 @@ use vload_schema::{
 pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Stop};
 
 use crate::collect::{CollectSetup, Collected, collect, record_of};
-use crate::health::{HealthInputs, assess, raise_fd_limit};
+use crate::health::{HealthInputs, assess};
 use crate::plan::share;
 use crate::schedule::Schedule;
 use crate::worker::{WorkerSetup, thread_cpu_time};
@@ -86,6 +86,12 @@ use crate::worker::{WorkerSetup, thread_cpu_time};
 /// The CPUs this process may use.
 pub fn available_cores() -> u32 {
     env::cores()
+}
+
+/// Raises this process's soft limit on open files to its hard limit and returns the limit
+/// now in force. [`run`] does this itself; servers started from the cli call it too.
+pub fn raise_fd_limit() -> u64 {
+    health::raise_fd_limit()
 }
 
 /// What stops an attack from running.
@@ -202,7 +208,7 @@ pub fn run(
         )),
         None => None,
     };
-    let fd_limit = raise_fd_limit();
+    let fd_limit = health::raise_fd_limit();
     let threads = plan.threads.min(plan.connections());
     let started_at = SystemTime::now();
     let t0 = Instant::now() + Duration::from_millis(20);

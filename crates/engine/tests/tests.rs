@@ -157,6 +157,19 @@ mod loops {
     }
 
     #[test]
+    fn request_bodies_are_sent_and_counted() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/upload", closed(2), count(10));
+        p.request.method = http::Method::POST;
+        p.request.body = bytes::Bytes::from_static(b"hello");
+        let run = attack(p);
+        assert_eq!(run.totals.bytes_out, 50);
+        assert_eq!(run.plan.body_bytes, 5);
+        assert_eq!(run.plan.method, "POST");
+        assert_eq!(origin.stats().requests_by_path["/upload"], 10);
+    }
+
+    #[test]
     fn request_count_bounds_the_attack_exactly() {
         let origin = origin();
         let run = attack(plan(origin.addr(), "/", closed(7), count(500)));
@@ -234,6 +247,39 @@ mod loops {
         assert_eq!(run.totals.completed, 400);
         assert_eq!(run.totals.connections_opened, 4);
         assert_eq!(run.plan.threads, 2);
+    }
+}
+
+mod client_health {
+    use vload_schema::Verdict;
+
+    use super::util::*;
+
+    /// One worker thread cannot dispatch 400,000 requests a second: the run must say that
+    /// vload, not the origin, was the limit (analysis-methods.md D7.4).
+    #[test]
+    fn an_impossible_rate_is_called_client_bound() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", open(400_000.0, 50), secs(1.0)));
+        let h = &run.client_health;
+        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert!(run.totals.late_sends > 0);
+        assert!(
+            h.reasons.iter().any(|r| r.contains("late")),
+            "{:?}",
+            h.reasons
+        );
+    }
+
+    #[test]
+    fn a_gentle_run_is_healthy_and_says_how_busy_the_client_was() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", open(200.0, 50), secs(1.0)));
+        let h = &run.client_health;
+        assert_ne!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert!(h.cpu_s > 0.0 && h.cpu_util < 0.5, "{h:?}");
+        assert!(h.hiccup_p99_ns.is_some() && h.dispatch_lag_p99_ns.is_some());
+        assert!(h.fd_limit >= h.fd_needed);
     }
 }
 
