@@ -26,6 +26,7 @@
 //! otherwise it is `n/a` rather than a number resting on a handful of values.
 
 pub mod render;
+pub mod stats;
 mod summary;
 pub mod units;
 
