@@ -25,11 +25,17 @@
 //! A quantile is shown only with at least `10 / (1 - q)` samples (p99 needs 1,000):
 //! otherwise it is `n/a` rather than a number resting on a handful of values.
 
+mod batch;
+mod checks;
+pub mod compare;
+pub mod merge;
 pub mod render;
 pub mod stats;
 mod summary;
 pub mod units;
 
+pub use batch::within_run;
+pub use compare::{Comparison, compare};
 pub use summary::{LatencySummary, QUANTILES, Summary, samples_needed};
 
 #[cfg(test)]

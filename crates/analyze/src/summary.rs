@@ -183,7 +183,7 @@ fn per_second(n: u64, seconds: f64) -> f64 {
     }
 }
 
-fn describe_plan(run: &RunFile) -> String {
+pub(crate) fn describe_plan(run: &RunFile) -> String {
     let p = &run.plan;
     let load = match p.mode {
         Mode::Closed => format!("closed loop, {} connections", p.connections),

@@ -5,6 +5,7 @@
     reason = "the cli is where vload prints"
 )]
 
+mod analysis;
 mod attack;
 mod parse;
 
@@ -34,6 +35,12 @@ pub(crate) struct Cli {
 enum Command {
     /// Send load (open or closed loop) and report latencies, errors and client health.
     Attack(AttackArgs),
+    /// Print one run, or the exact merge of several (shards, machines).
+    Report(analysis::ReportArgs),
+    /// Compare two runs or two groups of runs: verdicts with confidence intervals.
+    Compare(analysis::CompareArgs),
+    /// Draw runs as one self-contained HTML page.
+    Plot(analysis::PlotArgs),
     /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, /stats.
     Origin(vload_origin::OriginArgs),
 }
@@ -43,7 +50,7 @@ impl Cli {
     pub(crate) fn attack(&self) -> Option<&AttackArgs> {
         match &self.command {
             Command::Attack(args) => Some(args),
-            Command::Origin(_) => None,
+            _ => None,
         }
     }
 }
@@ -70,6 +77,9 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Attack(args) => attack(args),
+        Command::Report(args) => analysis::report(args),
+        Command::Compare(args) => analysis::compare(args),
+        Command::Plot(args) => analysis::plot(args),
         Command::Origin(args) => origin(args),
     }
 }

@@ -1,3 +1,7 @@
-//! Renderers: pure functions from a summary to text.
+//! Renderers: pure functions from a summary, a run or a comparison to text.
 
+pub mod compare;
+pub mod plot;
+pub mod report;
+mod table;
 pub mod text;

@@ -50,7 +50,7 @@ fn latency_rows(out: &mut String, name: &str, l: &LatencySummary) {
     }
 }
 
-fn latency_title(kind: LatencyKind) -> &'static str {
+pub(crate) fn latency_title(kind: LatencyKind) -> &'static str {
     match kind {
         LatencyKind::Response => {
             "response time from the intended send (open loop: free of coordinated omission)"

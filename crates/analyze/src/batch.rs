@@ -1,0 +1,153 @@
+//! Within-run uncertainty from batch means: what one run can say about itself.
+
+use vload_schema::{Interval, Moments, RunFile, SchemaError};
+
+use crate::compare::Metric;
+use crate::stats::{lag1_autocorrelation, t_interval};
+
+/// Batches a run is cut into (fewer if the run is short, at least 5).
+const BATCHES: usize = 10;
+const MIN_BATCHES: usize = 5;
+/// Bootstrap resamples for percentile intervals.
+const RESAMPLES: usize = 1_000;
+
+/// The 95% within-run interval of a metric from batch means, `None` when the run has fewer
+/// than 5 measured seconds. Throughput, mean, error rate and hit ratio use a t-interval over
+/// batch values; percentiles a bootstrap over batch histograms. Adjacent batches are merged
+/// when their lag-1 autocorrelation exceeds 0.2.
+///
+/// # Errors
+/// An interval histogram does not decode.
+pub fn within_run(metric: Metric, run: &RunFile) -> Result<Option<(f64, f64)>, SchemaError> {
+    let measured: Vec<&Interval> = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup && i.duration_s >= 0.5)
+        .collect();
+    if measured.len() < MIN_BATCHES {
+        return Ok(None);
+    }
+    let mut batches: Vec<Vec<&Interval>> = split(&measured, BATCHES.min(measured.len()));
+    let values = |batches: &[Vec<&Interval>]| {
+        batches
+            .iter()
+            .map(|b| batch_value(metric, b))
+            .collect::<Option<Vec<f64>>>()
+    };
+    let Some(mut series) = values(&batches) else {
+        return Ok(None);
+    };
+    if lag1_autocorrelation(&series) > 0.2 && batches.len() >= 2 * MIN_BATCHES {
+        batches = batches.chunks(2).map(|pair| pair.concat()).collect();
+        series = values(&batches).unwrap_or(series);
+    }
+    if let Some(q) = quantile_of(metric) {
+        return bootstrap_quantile(&batches, q);
+    }
+    Ok(t_interval(&series, 0.95).map(|(mean, half)| (mean - half, mean + half)))
+}
+
+fn quantile_of(metric: Metric) -> Option<f64> {
+    match metric {
+        Metric::P50 => Some(0.5),
+        Metric::P90 => Some(0.9),
+        Metric::P99 => Some(0.99),
+        Metric::P999 => Some(0.999),
+        _ => None,
+    }
+}
+
+fn split<'a>(items: &[&'a Interval], parts: usize) -> Vec<Vec<&'a Interval>> {
+    let (size, extra) = (items.len() / parts, items.len() % parts);
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for i in 0..parts {
+        let len = size + usize::from(i < extra);
+        out.push(items[start..start + len].to_vec());
+        start += len;
+    }
+    out
+}
+
+fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
+    let sum = |f: fn(&Interval) -> u64| batch.iter().map(|i| f(i)).sum::<u64>() as f64;
+    match metric {
+        Metric::Throughput => {
+            let seconds: f64 = batch.iter().map(|i| i.duration_s).sum();
+            Some(sum(|i| i.status_classes.s2xx + i.status_classes.s3xx) / seconds)
+        }
+        Metric::Mean => {
+            let mut m = Moments::new();
+            batch.iter().for_each(|i| m.merge(&i.latency.moments));
+            m.mean()
+        }
+        Metric::ErrorRate => {
+            let completed = sum(|i| i.completed);
+            (completed > 0.0).then(|| sum(|i| i.errors.values().sum()) / completed)
+        }
+        Metric::HitRatio => {
+            let classified = sum(|i| i.hits + i.misses);
+            (classified > 0.0).then(|| sum(|i| i.hits) / classified)
+        }
+        _ => Some(0.0), // Percentiles are bootstrapped from the histograms instead.
+    }
+}
+
+/// Percentile interval of quantile `q` over resampled batches.
+fn bootstrap_quantile(
+    batches: &[Vec<&Interval>],
+    q: f64,
+) -> Result<Option<(f64, f64)>, SchemaError> {
+    // Each batch as sorted (value, count) pairs: merging a few thousand pairs per resample is far
+    // cheaper than adding 216 KiB histograms.
+    let mut compact: Vec<Vec<(u64, u64)>> = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let mut pairs = Vec::new();
+        for interval in batch {
+            let h = interval.latency.histogram.decode()?;
+            pairs.extend(h.iter_recorded().map(|v| {
+                (
+                    h.highest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            }));
+        }
+        compact.push(pairs);
+    }
+    if compact.iter().all(Vec::is_empty) {
+        return Ok(None);
+    }
+    let mut rng = 0x853c_49e6_748f_ea9bu64;
+    let mut estimates = Vec::with_capacity(RESAMPLES);
+    let mut pool: Vec<(u64, u64)> = Vec::new();
+    for _ in 0..RESAMPLES {
+        pool.clear();
+        for _ in 0..compact.len() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            pool.extend_from_slice(&compact[(rng % compact.len() as u64) as usize]);
+        }
+        pool.sort_unstable_by_key(|(v, _)| *v);
+        let total: u64 = pool.iter().map(|(_, c)| c).sum();
+        if total == 0 {
+            continue;
+        }
+        let rank = ((q * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        if let Some((v, _)) = pool.iter().find(|(_, c)| {
+            seen += c;
+            seen >= rank
+        }) {
+            estimates.push(*v as f64);
+        }
+    }
+    if estimates.len() < RESAMPLES / 2 {
+        return Ok(None);
+    }
+    estimates.sort_by(f64::total_cmp);
+    let at = |p: f64| {
+        estimates[((p * (estimates.len() - 1) as f64).round() as usize).min(estimates.len() - 1)]
+    };
+    Ok(Some((at(0.025), at(0.975))))
+}

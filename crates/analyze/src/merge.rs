@@ -1,0 +1,375 @@
+//! Exact merges: several run files (shards, machines) into one.
+
+use std::collections::BTreeMap;
+
+use vload_schema::{
+    ClientHealth, EncodedHistogram, Interval, LatencyRecord, RunFile, SchemaError, Verdict,
+    new_histogram,
+};
+
+/// Why runs cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Two runs planned different attacks.
+    #[error(
+        "plans differ: {field} is {a} in '{file_a}' but {b} in '{file_b}' (--force merges anyway)"
+    )]
+    PlansDiffer {
+        /// The plan field.
+        field: &'static str,
+        /// Its value in the first file.
+        a: String,
+        /// Its value in the other file.
+        b: String,
+        /// The first file.
+        file_a: String,
+        /// The other file.
+        file_b: String,
+    },
+    /// A histogram did not decode or add.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// Histograms of different layouts.
+    #[error("histograms of '{0}' have another layout and cannot be added")]
+    Layout(String),
+}
+
+/// The plan fields that must agree, with their values.
+fn plan_fields(run: &RunFile) -> Vec<(&'static str, String)> {
+    let p = &run.plan;
+    vec![
+        ("workload_hash", run.workload_hash.clone()),
+        ("mode", format!("{:?}", p.mode).to_lowercase()),
+        ("arrival", format!("{:?}", p.arrival).to_lowercase()),
+        ("rate_per_s", format!("{:?}", p.rate_per_s)),
+        ("connections", p.connections.to_string()),
+        ("duration_s", format!("{:?}", p.duration_s)),
+        ("requests", format!("{:?}", p.requests)),
+        ("warmup_s", p.warmup_s.to_string()),
+        ("timeout_s", p.timeout_s.to_string()),
+        ("histogram", format!("{:?}", p.histogram)),
+    ]
+}
+
+/// Checks that every run planned the same attack as the first.
+///
+/// # Errors
+/// [`MergeError::PlansDiffer`] naming the first field that differs.
+pub fn check_plans(runs: &[(String, RunFile)]) -> Result<(), MergeError> {
+    let Some((first_name, first)) = runs.first() else {
+        return Ok(());
+    };
+    let reference = plan_fields(first);
+    for (name, run) in &runs[1..] {
+        for ((field, a), (_, b)) in reference.iter().zip(plan_fields(run)) {
+            if *a != b {
+                return Err(MergeError::PlansDiffer {
+                    field,
+                    a: a.clone(),
+                    b,
+                    file_a: first_name.clone(),
+                    file_b: name.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Milliseconds since the epoch of an RFC 3339 UTC time as vload writes it.
+fn epoch_ms(stamp: &str) -> Option<i64> {
+    let b = stamp.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| stamp.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let ms = if b.get(19) == Some(&b'.') {
+        num(20..23).unwrap_or(0)
+    } else {
+        0
+    };
+    // Howard Hinnant's days-from-civil.
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
+}
+
+fn add_record(
+    into: &mut Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>,
+    record: &LatencyRecord,
+    name: &str,
+) -> Result<(), MergeError> {
+    let h = record.histogram.decode()?;
+    match into {
+        Some((sum, moments)) => {
+            sum.add(&h)
+                .map_err(|_| MergeError::Layout(name.to_owned()))?;
+            moments.merge(&record.moments);
+        }
+        None => *into = Some((h, record.moments)),
+    }
+    Ok(())
+}
+
+fn finish(
+    acc: Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>,
+) -> Result<Option<LatencyRecord>, MergeError> {
+    acc.map(|(h, moments)| {
+        Ok(LatencyRecord {
+            histogram: EncodedHistogram::encode(&h)?,
+            moments,
+        })
+    })
+    .transpose()
+}
+
+/// Merges runs exactly: counts add, histograms add, moments merge by Chan's formula, and
+/// intervals that fall in the same wall-clock second add up. Runs that overlap in time are
+/// taken as shards of one attack (the window is the longest); runs that do not overlap, as
+/// consecutive parts (windows add).
+///
+/// # Errors
+/// A histogram does not decode or has another layout. Plans are not checked here: see
+/// [`check_plans`].
+///
+/// # Panics
+/// If `runs` is empty.
+pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
+    let (_, first) = runs.first().expect("merge needs a run");
+    if runs.len() == 1 {
+        return Ok(first.clone());
+    }
+    let mut out = first.clone();
+    let starts: Vec<i64> = runs
+        .iter()
+        .map(|(_, r)| epoch_ms(&r.started_at).unwrap_or(0))
+        .collect();
+    let earliest = *starts.iter().min().expect("non-empty");
+    let overlapping = runs.iter().zip(&starts).all(|((_, r), s)| {
+        let end = s + ((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64;
+        runs.iter().zip(&starts).all(|((_, _), s2)| *s2 <= end)
+    });
+    let (mut response, mut service, mut lag, mut hiccup) = (None, None, None, None);
+    let mut intervals: BTreeMap<i64, (Interval, hdrhistogram::Histogram<u64>)> = BTreeMap::new();
+    out.totals = vload_schema::Totals {
+        status_codes: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        ..zero_totals()
+    };
+    out.cache = Default::default();
+    for ((name, run), start) in runs.iter().zip(&starts) {
+        add_totals(&mut out.totals, &run.totals);
+        out.cache.hit += run.cache.hit;
+        out.cache.miss += run.cache.miss;
+        out.cache.unknown += run.cache.unknown;
+        out.cache.by_source.x_varnish += run.cache.by_source.x_varnish;
+        out.cache.by_source.x_cache += run.cache.by_source.x_cache;
+        out.cache.by_source.age += run.cache.by_source.age;
+        if let Some(r) = &run.latency.response {
+            add_record(&mut response, r, name)?;
+        }
+        add_record(&mut service, &run.latency.service, name)?;
+        if let Some(r) = &run.latency.dispatch_lag {
+            add_record(&mut lag, r, name)?;
+        }
+        add_record(&mut hiccup, &run.latency.hiccup, name)?;
+        for interval in &run.intervals {
+            let offset_s = (start - earliest) as f64 / 1000.0 + interval.start_s;
+            add_interval(&mut intervals, offset_s, interval, name)?;
+        }
+    }
+    let w = runs.iter().map(|(_, r)| r.window);
+    out.window = if overlapping {
+        w.fold(out.window, |acc, w| vload_schema::Window {
+            warmup_s: acc.warmup_s.max(w.warmup_s),
+            measured_s: acc.measured_s.max(w.measured_s),
+            wait_s: acc.wait_s.max(w.wait_s),
+        })
+    } else {
+        let sum = |f: fn(&vload_schema::Window) -> f64| {
+            runs.iter().map(|(_, r)| f(&r.window)).sum::<f64>()
+        };
+        vload_schema::Window {
+            warmup_s: sum(|w| w.warmup_s),
+            measured_s: sum(|w| w.measured_s),
+            wait_s: sum(|w| w.wait_s),
+        }
+    };
+    out.latency.response = finish(response)?;
+    out.latency.service = finish(service)?.expect("every run has service time");
+    out.latency.dispatch_lag = finish(lag)?;
+    out.latency.hiccup = finish(hiccup)?.expect("every run has a hiccup record");
+    out.intervals = intervals
+        .into_values()
+        .map(|(mut interval, h)| {
+            interval.latency.histogram = EncodedHistogram::encode(&h)?;
+            Ok(interval)
+        })
+        .collect::<Result<_, SchemaError>>()?;
+    out.client_health = merge_health(runs);
+    out.interrupted = runs.iter().any(|(_, r)| r.interrupted);
+    out.run_id = format!("merge-of-{}", runs.len());
+    out.started_at = runs
+        .iter()
+        .zip(&starts)
+        .min_by_key(|(_, s)| **s)
+        .map(|((_, r), _)| r.started_at.clone())
+        .unwrap_or_default();
+    let labels = distinct(runs.iter().filter_map(|(_, r)| r.label.clone()));
+    out.label = (!labels.is_empty()).then(|| labels.join("+"));
+    out.environment.hostname =
+        distinct(runs.iter().map(|(_, r)| r.environment.hostname.clone())).join(",");
+    out.environment.arch = distinct(runs.iter().map(|(_, r)| r.environment.arch.clone())).join(",");
+    Ok(out)
+}
+
+fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for item in items {
+        if !v.contains(&item) {
+            v.push(item);
+        }
+    }
+    v
+}
+
+fn zero_totals() -> vload_schema::Totals {
+    vload_schema::Totals {
+        intended: 0,
+        sent: 0,
+        completed: 0,
+        status_codes: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        bytes_in: 0,
+        bytes_out: 0,
+        connections_opened: 0,
+        late_sends: 0,
+        backlog: 0,
+        out_of_range: 0,
+    }
+}
+
+fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
+    into.intended += t.intended;
+    into.sent += t.sent;
+    into.completed += t.completed;
+    for (code, n) in &t.status_codes {
+        *into.status_codes.entry(*code).or_default() += n;
+    }
+    for (kind, e) in &t.errors {
+        let slot = into
+            .errors
+            .entry(*kind)
+            .or_insert_with(|| vload_schema::ErrorCount {
+                count: 0,
+                sample: e.sample.clone(),
+            });
+        slot.count += e.count;
+    }
+    into.bytes_in += t.bytes_in;
+    into.bytes_out += t.bytes_out;
+    into.connections_opened += t.connections_opened;
+    into.late_sends += t.late_sends;
+    into.backlog += t.backlog;
+    into.out_of_range += t.out_of_range;
+}
+
+fn add_interval(
+    intervals: &mut BTreeMap<i64, (Interval, hdrhistogram::Histogram<u64>)>,
+    offset_s: f64,
+    interval: &Interval,
+    name: &str,
+) -> Result<(), MergeError> {
+    let second = offset_s.round() as i64;
+    let h = interval.latency.histogram.decode()?;
+    match intervals.get_mut(&second) {
+        None => {
+            let mut first = interval.clone();
+            first.start_s = second as f64;
+            intervals.insert(second, (first, h));
+        }
+        Some((into, sum)) => {
+            sum.add(&h)
+                .map_err(|_| MergeError::Layout(name.to_owned()))?;
+            into.latency.moments.merge(&interval.latency.moments);
+            into.duration_s = into.duration_s.max(interval.duration_s);
+            into.warmup &= interval.warmup;
+            into.intended += interval.intended;
+            into.sent += interval.sent;
+            into.completed += interval.completed;
+            for (kind, n) in &interval.errors {
+                *into.errors.entry(*kind).or_default() += n;
+            }
+            into.status_classes.add(&interval.status_classes);
+            into.bytes_in += interval.bytes_in;
+            into.bytes_out += interval.bytes_out;
+            into.connections_opened += interval.connections_opened;
+            into.in_flight += interval.in_flight;
+            into.hits += interval.hits;
+            into.misses += interval.misses;
+        }
+    }
+    Ok(())
+}
+
+fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
+    let hs: Vec<&ClientHealth> = runs.iter().map(|(_, r)| &r.client_health).collect();
+    let worst = hs.iter().map(|h| h.verdict).max_by_key(|v| match v {
+        Verdict::Ok => 0,
+        Verdict::Warn => 1,
+        Verdict::ClientBound => 2,
+    });
+    let max = |f: fn(&ClientHealth) -> f64| hs.iter().map(|h| f(h)).fold(0.0, f64::max);
+    let max_opt = |f: fn(&ClientHealth) -> Option<u64>| hs.iter().filter_map(|h| f(h)).max();
+    ClientHealth {
+        cpu_s: hs.iter().map(|h| h.cpu_s).sum(),
+        cpu_util: max(|h| h.cpu_util),
+        max_thread_busy: max(|h| h.max_thread_busy),
+        dispatch_lag_p99_ns: max_opt(|h| h.dispatch_lag_p99_ns),
+        late_sends: hs.iter().map(|h| h.late_sends).sum(),
+        hiccup_p99_ns: max_opt(|h| h.hiccup_p99_ns),
+        fd_limit: hs.iter().map(|h| h.fd_limit).min().unwrap_or(0),
+        fd_needed: hs.iter().map(|h| h.fd_needed).max().unwrap_or(0),
+        verdict: worst.unwrap_or(Verdict::Ok),
+        reasons: runs
+            .iter()
+            .flat_map(|(name, r)| {
+                r.client_health
+                    .reasons
+                    .iter()
+                    .map(move |reason| format!("{name}: {reason}"))
+            })
+            .collect(),
+    }
+}
+
+/// A merged histogram of every run's primary latency (for the pooled distribution).
+pub fn pooled_primary(runs: &[RunFile]) -> Result<hdrhistogram::Histogram<u64>, SchemaError> {
+    let mut sum = new_histogram(&Default::default());
+    for run in runs {
+        let h = run.latency.primary().histogram.decode()?;
+        let _ = sum.add(&h);
+    }
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_timestamps_vload_writes() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00.000Z"), Some(0));
+        assert_eq!(
+            epoch_ms("2026-11-22T01:56:12.345Z"),
+            Some(1_795_312_572_345)
+        );
+        assert_eq!(epoch_ms("garbage"), None);
+    }
+}

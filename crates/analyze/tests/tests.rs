@@ -1,0 +1,447 @@
+//! Integration tests of the analyzer on run files built here with known distributions.
+
+mod util {
+    use vload_schema::*;
+
+    pub(crate) fn golden() -> RunFile {
+        RunFile::from_json(include_str!("../../schema/tests/data/golden-run.json")).unwrap()
+    }
+
+    /// A deterministic stream of uniform numbers in [0, 1).
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        pub(crate) fn next(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// An open-loop run of `seconds` intervals, `per_second` requests each, latencies around
+    /// `median_ns` with a long tail; `scale` multiplies every latency.
+    pub(crate) fn synthetic(
+        label: &str,
+        seconds: u32,
+        per_second: u64,
+        median_ns: f64,
+        seed: u64,
+    ) -> RunFile {
+        let mut rng = Rng(seed | 1);
+        let mut run = golden();
+        run.label = Some(label.to_owned());
+        run.run_id = format!("{label}-{seed}");
+        let settings = HistogramSettings::default();
+        let (mut total, mut total_m) = (new_histogram(&settings), Moments::new());
+        let template = run.intervals[0].clone();
+        run.intervals.clear();
+        for s in 0..seconds {
+            let (mut h, mut m) = (new_histogram(&settings), Moments::new());
+            for _ in 0..per_second {
+                let u = rng.next();
+                // Log-logistic-ish tail: median at median_ns, p99 about 10x.
+                let v = (median_ns * (u / (1.0 - u)).powf(0.5)).max(1_000.0) as u64;
+                h.record(v).unwrap();
+                m.record(v);
+            }
+            total.add(&h).unwrap();
+            total_m.merge(&m);
+            let mut interval = template.clone();
+            interval.start_s = f64::from(s);
+            interval.intended = per_second;
+            interval.sent = per_second;
+            interval.completed = per_second;
+            interval.status_classes = StatusClasses {
+                s2xx: per_second,
+                ..Default::default()
+            };
+            interval.errors.clear();
+            interval.hits = per_second;
+            interval.misses = 0;
+            interval.latency = LatencyRecord {
+                histogram: EncodedHistogram::encode(&h).unwrap(),
+                moments: m,
+            };
+            run.intervals.push(interval);
+        }
+        let n = u64::from(seconds) * per_second;
+        run.totals.intended = n;
+        run.totals.sent = n;
+        run.totals.completed = n;
+        run.totals.status_codes = [(200, n)].into();
+        run.totals.errors.clear();
+        run.totals.bytes_in = 11 * n;
+        run.cache = CacheCounts {
+            hit: n,
+            miss: 0,
+            unknown: 0,
+            by_source: CacheSources {
+                x_varnish: n,
+                ..Default::default()
+            },
+        };
+        run.window = Window {
+            warmup_s: 0.0,
+            measured_s: f64::from(seconds),
+            wait_s: 0.001,
+        };
+        run.plan.duration_s = Some(f64::from(seconds));
+        run.plan.rate_per_s = Some(per_second as f64);
+        let record = LatencyRecord {
+            histogram: EncodedHistogram::encode(&total).unwrap(),
+            moments: total_m,
+        };
+        run.latency.response = Some(record.clone());
+        run.latency.service = record;
+        run
+    }
+}
+
+mod merge {
+    use vload_analyze::merge::{MergeError, check_plans, merge};
+
+    use super::util::*;
+
+    #[test]
+    fn shards_merge_exactly() {
+        let a = synthetic("x", 10, 2_000, 200_000.0, 1);
+        let mut b = synthetic("x", 10, 3_000, 250_000.0, 2);
+        b.environment.hostname = "loadgen-2".into();
+        let runs = vec![
+            ("a.json".to_owned(), a.clone()),
+            ("b.json".to_owned(), b.clone()),
+        ];
+        check_plans(&runs).expect_err("rates differ");
+        b.plan.rate_per_s = a.plan.rate_per_s;
+        let runs = vec![
+            ("a.json".to_owned(), a.clone()),
+            ("b.json".to_owned(), b.clone()),
+        ];
+        check_plans(&runs).unwrap();
+        let m = merge(&runs).unwrap();
+        assert_eq!(m.totals.completed, a.totals.completed + b.totals.completed);
+        assert_eq!(m.totals.status_codes[&200], 50_000);
+        // The merged histogram is the histogram of the union.
+        let mut union = a
+            .latency
+            .response
+            .as_ref()
+            .unwrap()
+            .histogram
+            .decode()
+            .unwrap();
+        union
+            .add(
+                b.latency
+                    .response
+                    .as_ref()
+                    .unwrap()
+                    .histogram
+                    .decode()
+                    .unwrap(),
+            )
+            .unwrap();
+        let merged = m
+            .latency
+            .response
+            .as_ref()
+            .unwrap()
+            .histogram
+            .decode()
+            .unwrap();
+        assert_eq!(merged, union);
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            assert_eq!(merged.value_at_quantile(q), union.value_at_quantile(q));
+        }
+        // Exact moments merge by Chan's formula.
+        let (ma, mb) = (
+            a.latency.response.unwrap().moments,
+            b.latency.response.unwrap().moments,
+        );
+        let mm = m.latency.response.as_ref().unwrap().moments;
+        assert_eq!(mm.n, ma.n + mb.n);
+        assert_eq!(mm.sum_ns, ma.sum_ns + mb.sum_ns);
+        // Both started at the same time: intervals line up second by second.
+        assert_eq!(m.intervals.len(), 10);
+        assert_eq!(m.intervals[3].completed, 5_000);
+        assert_eq!(m.window.measured_s, 10.0);
+        assert_eq!(m.environment.hostname, "loadgen-1,loadgen-2");
+    }
+
+    #[test]
+    fn differing_plans_are_refused_naming_the_field_and_files() {
+        let a = synthetic("x", 3, 100, 1e5, 1);
+        let mut b = a.clone();
+        b.plan.connections = 7;
+        let err = check_plans(&[("a.json".into(), a), ("b.json".into(), b)]).unwrap_err();
+        assert!(matches!(
+            err,
+            MergeError::PlansDiffer {
+                field: "connections",
+                ..
+            }
+        ));
+        let text = err.to_string();
+        assert!(
+            text.contains("a.json") && text.contains("b.json") && text.contains("--force"),
+            "{text}"
+        );
+    }
+}
+
+mod compare {
+    use vload_analyze::compare::{Method, Metric, Severity, Verdict};
+
+    use super::util::*;
+
+    fn group(label: &str, runs: u64, median_ns: f64, seed: u64) -> Vec<vload_schema::RunFile> {
+        (0..runs)
+            .map(|i| {
+                synthetic(
+                    label,
+                    6,
+                    2_000,
+                    median_ns * (1.0 + 0.01 * i as f64),
+                    seed + i,
+                )
+            })
+            .collect()
+    }
+
+    fn row(c: &vload_analyze::Comparison, metric: Metric) -> &vload_analyze::compare::Row {
+        c.rows.iter().find(|r| r.metric == metric).unwrap()
+    }
+
+    #[test]
+    fn five_against_five_finds_a_20_percent_drop() {
+        let (a, b) = (
+            group("x86_64", 5, 250_000.0, 10),
+            group("aarch64", 5, 200_000.0, 20),
+        );
+        let c = vload_analyze::compare(("x86_64", &a), ("aarch64", &b)).unwrap();
+        let p50 = row(&c, Metric::P50);
+        assert_eq!(p50.method, Method::MannWhitney);
+        assert_eq!(p50.verdict, Verdict::BFaster, "{p50:?}");
+        assert!(p50.primary);
+        assert!((p50.delta.unwrap() + 20.0).abs() < 5.0, "{p50:?}");
+        assert!(c.notes.iter().any(|n| n.contains("96.8%")), "{:?}", c.notes);
+        let text = vload_analyze::render::compare::text(&c);
+        assert!(
+            text.contains("B faster") && text.contains("p50 *"),
+            "{text}"
+        );
+        assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    }
+
+    #[test]
+    fn aa_groups_show_no_difference() {
+        let (a, b) = (group("a", 5, 250_000.0, 100), group("b", 5, 250_000.0, 200));
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        for r in &c.rows {
+            assert!(
+                !matches!(
+                    r.verdict,
+                    Verdict::AFaster | Verdict::BFaster | Verdict::ABetter | Verdict::BBetter
+                ),
+                "{:?}: {:?}",
+                r.metric,
+                r.verdict
+            );
+        }
+    }
+
+    #[test]
+    fn one_against_one_gives_within_run_intervals_and_the_plain_sentence() {
+        let a = vec![synthetic("before", 20, 1_000, 250_000.0, 1)];
+        let b = vec![synthetic("after", 20, 1_000, 300_000.0, 2)];
+        let c = vload_analyze::compare(("before", &a), ("after", &b)).unwrap();
+        let p50 = row(&c, Metric::P50);
+        assert_eq!(p50.verdict, Verdict::Inconclusive);
+        let (lo, hi) = p50
+            .a
+            .within_run
+            .expect("20 s is long enough for batch means");
+        assert!(
+            lo <= p50.a.median.unwrap() && p50.a.median.unwrap() <= hi,
+            "{p50:?}"
+        );
+        assert!(row(&c, Metric::Mean).a.within_run.is_some());
+        assert_eq!(
+            row(&c, Metric::Throughput).verdict,
+            Verdict::Equal,
+            "same request counts"
+        );
+        assert!(c.notes.iter().any(|n| {
+            n.contains("run-to-run variation (restarts, placement, thermal) is unmeasured")
+        }));
+        assert!(
+            p50.regressed(10.0),
+            "+20% with one run a side trips a 10% CI threshold"
+        );
+    }
+
+    #[test]
+    fn cache_and_workload_differences_are_loud() {
+        let a = group("a", 4, 250_000.0, 1);
+        let mut b = group("b", 4, 250_000.0, 9);
+        for run in &mut b {
+            run.cache.hit = run.totals.completed * 97 / 100;
+            run.cache.miss = run.totals.completed - run.cache.hit;
+            run.workload_hash = "different".into();
+        }
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        let warnings: Vec<&str> = c
+            .checks
+            .iter()
+            .filter(|k| k.severity == Severity::Warning)
+            .map(|k| k.message.as_str())
+            .collect();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("cache behaviour differs")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings.iter().any(|w| w.contains("workload differs")),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn json_and_markdown_carry_every_row() {
+        let (a, b) = (group("a", 4, 250_000.0, 1), group("b", 4, 260_000.0, 5));
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&vload_analyze::render::compare::json(&c)).unwrap();
+        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["comparison"]["rows"].as_array().unwrap().len(), 8);
+        let md = vload_analyze::render::compare::markdown(&c);
+        // Header, separator and one line per metric.
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| ")).count(),
+            10,
+            "{md}"
+        );
+    }
+}
+
+mod formats {
+    use super::util::*;
+
+    #[test]
+    fn hgrm_is_hdrhistograms_percentile_distribution() {
+        let run = synthetic("x", 5, 2_000, 200_000.0, 3);
+        let text = vload_analyze::render::report::hgrm(&run).unwrap();
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        assert!(header.contains("Value") && header.contains("1/(1-Percentile)"));
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .skip(2)
+            .take_while(|l| !l.starts_with('#'))
+            .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert!(rows.len() > 20);
+        assert!(
+            rows.windows(2)
+                .all(|w| w[0][0] <= w[1][0] && w[0][1] <= w[1][1] && w[0][2] <= w[1][2])
+        );
+        let last = rows.last().unwrap();
+        assert_eq!(last.len(), 3, "the last line has no 1/(1-p)");
+        assert_eq!(last[1], 1.0);
+        assert_eq!(last[2], 10_000.0);
+        assert!(
+            text.contains("#[Mean") && text.contains("Total count    =        10000"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn wrk_layout_has_wrks_lines() {
+        let run = synthetic("x", 5, 2_000, 200_000.0, 3);
+        let text = vload_analyze::render::report::wrk(&run).unwrap();
+        for needle in [
+            "Running 5s test @",
+            "Thread Stats",
+            "Latency Distribution",
+            "10000 requests in",
+            "Requests/sec:",
+            "Transfer/sec:",
+        ] {
+            assert!(text.contains(needle), "missing {needle}:\n{text}");
+        }
+    }
+
+    #[test]
+    fn empty_runs_render_without_nan() {
+        let mut run = synthetic("x", 0, 0, 1.0, 3);
+        run.window.measured_s = 0.0;
+        let summary = vload_analyze::Summary::of(&run).unwrap();
+        for text in [
+            vload_analyze::render::text::render(&summary),
+            vload_analyze::render::report::markdown(&summary),
+            vload_analyze::render::report::json(&summary),
+            vload_analyze::render::report::hgrm(&run).unwrap(),
+            vload_analyze::render::report::wrk(&run).unwrap(),
+        ] {
+            assert!(
+                !text.contains("NaN") && !text.to_lowercase().contains("inf "),
+                "{text}"
+            );
+        }
+    }
+}
+
+mod plot {
+    use super::util::*;
+
+    #[test]
+    fn plot_is_well_formed_and_has_every_runs_series() {
+        let runs = vec![
+            (
+                "x86_64".to_owned(),
+                synthetic("x86_64", 8, 2_000, 250_000.0, 1),
+            ),
+            (
+                "aarch64 <b&c>".to_owned(),
+                synthetic("aarch64", 8, 2_000, 200_000.0, 2),
+            ),
+        ];
+        let page = vload_analyze::render::plot::html(&runs).unwrap();
+        assert!(!page.contains("http://") || page.matches("http://").all(|_| true));
+        assert!(
+            !page.contains("<script")
+                && !page.contains("src=\"http")
+                && !page.contains("href=\"http"),
+            "no network fetches"
+        );
+        let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+        let doc = roxmltree::Document::parse(xml).expect("the page is well-formed XML");
+        let series: Vec<&str> = doc
+            .descendants()
+            .filter_map(|n| n.attribute("data-series"))
+            .collect();
+        for name in [
+            "x86_64 p50",
+            "x86_64 p99",
+            "x86_64 max",
+            "x86_64",
+            "aarch64 <b&c> p50",
+            "aarch64 <b&c>",
+        ] {
+            assert!(series.contains(&name), "missing series {name}: {series:?}");
+        }
+        assert_eq!(
+            doc.descendants().filter(|n| n.has_tag_name("h2")).count(),
+            4,
+            "four charts"
+        );
+        let polylines = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("series"))
+            .count();
+        assert!(polylines >= 2 * 3 + 2 * 3, "{polylines}");
+    }
+}

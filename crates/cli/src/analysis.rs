@@ -1,0 +1,268 @@
+//! `vload report`, `vload compare` and `vload plot`: reading run files and printing analyses.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use vload_analyze::compare::Comparison;
+use vload_analyze::render;
+use vload_schema::RunFile;
+
+/// Output format of `vload report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReportFormat {
+    /// The text report, as `vload attack` prints it.
+    Text,
+    /// The summary as JSON.
+    Json,
+    /// Markdown tables.
+    Markdown,
+    /// HdrHistogram's percentile distribution, for its plotter.
+    Hgrm,
+    /// wrk's layout.
+    Wrk,
+}
+
+/// Output format of `vload compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CompareFormat {
+    /// An aligned table.
+    Text,
+    /// Every row and value as JSON.
+    Json,
+    /// A markdown table.
+    Markdown,
+}
+
+/// Print one run, or the exact merge of several (shards, machines).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// Run files written by `vload attack -o`.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Output format (default: text).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub(crate) format: ReportFormat,
+    /// Merge runs even when their plans differ (default: refuse, naming the difference).
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+/// Compare two runs or two groups of runs, metric by metric, with honest statistics.
+#[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Groups: `vload compare a.json b.json`, `vload compare a1.json a2.json -- b1.json b2.json`, \
+or `vload compare --group-by label *.json` (exactly two labels)."
+)]
+pub(crate) struct CompareArgs {
+    /// Run files of group A (or both runs, or every run with --group-by).
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Run files of group B, after `--`.
+    #[arg(last = true)]
+    pub(crate) group_b: Vec<PathBuf>,
+    /// Split the files into two groups by this field (default: none).
+    #[arg(long, value_enum)]
+    pub(crate) group_by: Option<GroupBy>,
+    /// Output format (default: text).
+    #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+    pub(crate) format: CompareFormat,
+    /// Exit 1 when a primary metric is worse in B by more than this many percent, with evidence (default: never).
+    #[arg(long, value_name = "PCT")]
+    pub(crate) fail_if_regressed: Option<f64>,
+}
+
+/// A field to group runs by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum GroupBy {
+    /// The run's --label.
+    Label,
+}
+
+/// Draw runs as one self-contained HTML page: latency and throughput over time, percentiles.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct PlotArgs {
+    /// Run files to overlay.
+    #[arg(required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Where to write the HTML page.
+    #[arg(short = 'o', long, required = true)]
+    pub(crate) output: PathBuf,
+}
+
+/// Reads and validates a run file; errors name the file.
+pub(crate) fn read_run(path: &Path) -> anyhow::Result<RunFile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read run file '{}'", path.display()))?;
+    RunFile::from_json(&text).with_context(|| format!("'{}'", path.display()))
+}
+
+fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, RunFile)>> {
+    paths
+        .iter()
+        .map(|p| Ok((p.display().to_string(), read_run(p)?)))
+        .collect()
+}
+
+/// A short name for a run in legends: its label, else its file name.
+fn display_name(path: &str, run: &RunFile) -> String {
+    run.label.clone().unwrap_or_else(|| {
+        Path::new(path)
+            .file_stem()
+            .map_or_else(|| path.to_owned(), |s| s.to_string_lossy().into_owned())
+    })
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+#[allow(clippy::print_stderr, reason = "the cli's status line")]
+pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let runs = read_all(&args.files)?;
+    if !args.force {
+        vload_analyze::merge::check_plans(&runs)?;
+    }
+    let run = vload_analyze::merge::merge(&runs)?;
+    if runs.len() > 1 {
+        let machines = run.environment.hostname.split(',').count();
+        eprintln!(
+            "vload: merged {} runs from {machines} machine{}",
+            runs.len(),
+            if machines == 1 { "" } else { "s" }
+        );
+    }
+    let summary = vload_analyze::Summary::of(&run)?;
+    let text = match args.format {
+        ReportFormat::Text => render::text::render(&summary),
+        ReportFormat::Json => render::report::json(&summary),
+        ReportFormat::Markdown => render::report::markdown(&summary),
+        ReportFormat::Hgrm => render::report::hgrm(&run)?,
+        ReportFormat::Wrk => render::report::wrk(&run)?,
+    };
+    print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The two groups, named.
+type Groups = ((String, Vec<RunFile>), (String, Vec<RunFile>));
+
+fn groups(args: &CompareArgs) -> anyhow::Result<Groups> {
+    let name = |runs: &[RunFile], fallback: &str| {
+        let first = runs.first().and_then(|r| r.label.clone());
+        match first {
+            Some(label)
+                if runs
+                    .iter()
+                    .all(|r| r.label.as_deref() == Some(label.as_str())) =>
+            {
+                label
+            }
+            _ => fallback.to_owned(),
+        }
+    };
+    let strip = |runs: Vec<(String, RunFile)>| runs.into_iter().map(|(_, r)| r).collect::<Vec<_>>();
+    if let Some(GroupBy::Label) = args.group_by {
+        if !args.group_b.is_empty() {
+            bail!("--group-by label takes every run as one list: drop the `--`");
+        }
+        let runs = strip(read_all(&args.files)?);
+        let mut labels: Vec<String> = Vec::new();
+        for run in &runs {
+            let label = run.label.clone().unwrap_or_else(|| "(no label)".to_owned());
+            if !labels.contains(&label) {
+                labels.push(label);
+            }
+        }
+        if labels.len() != 2 {
+            bail!(
+                "--group-by label needs exactly two labels among the runs, found {}: {}",
+                labels.len(),
+                labels.join(", ")
+            );
+        }
+        let pick = |label: &str| -> Vec<RunFile> {
+            runs.iter()
+                .filter(|r| r.label.as_deref().unwrap_or("(no label)") == label)
+                .cloned()
+                .collect()
+        };
+        return Ok((
+            (labels[0].clone(), pick(&labels[0])),
+            (labels[1].clone(), pick(&labels[1])),
+        ));
+    }
+    let (a, b) = match (args.files.len(), args.group_b.is_empty()) {
+        (_, false) => (
+            strip(read_all(&args.files)?),
+            strip(read_all(&args.group_b)?),
+        ),
+        (2, true) => (
+            strip(read_all(&args.files[..1])?),
+            strip(read_all(&args.files[1..])?),
+        ),
+        (n, true) => bail!(
+            "compare needs two runs (a.json b.json), two groups separated by `--`, or --group-by label; got {n} file{} and no `--`",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    Ok(((name(&a, "A"), a), (name(&b, "B"), b)))
+}
+
+#[allow(clippy::print_stderr, reason = "the cli's verdict line")]
+pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    if args
+        .fail_if_regressed
+        .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
+    {
+        bail!("--fail-if-regressed takes a percentage of 0 or more, e.g. 5");
+    }
+    let ((name_a, a), (name_b, b)) = groups(args)?;
+    if a.is_empty() || b.is_empty() {
+        bail!(
+            "group {} is empty: give at least one run a side",
+            if a.is_empty() { "A" } else { "B" }
+        );
+    }
+    let comparison: Comparison = vload_analyze::compare((&name_a, &a), (&name_b, &b))?;
+    let text = match args.format {
+        CompareFormat::Text => render::compare::text(&comparison),
+        CompareFormat::Json => render::compare::json(&comparison),
+        CompareFormat::Markdown => render::compare::markdown(&comparison),
+    };
+    print(&text)?;
+    if let Some(threshold) = args.fail_if_regressed {
+        let regressed: Vec<String> = comparison
+            .rows
+            .iter()
+            .filter(|r| r.primary && r.regressed(threshold))
+            .map(|r| format!("{} {:+.1}%", r.metric.name(), r.delta.unwrap_or(0.0)))
+            .collect();
+        if !regressed.is_empty() {
+            eprintln!(
+                "vload: regression beyond {threshold}% in B: {}",
+                regressed.join(", ")
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::print_stderr, reason = "the cli's status line")]
+pub(crate) fn plot(args: &PlotArgs) -> anyhow::Result<ExitCode> {
+    let runs = read_all(&args.files)?;
+    let named: Vec<(String, RunFile)> = runs
+        .into_iter()
+        .map(|(path, run)| (display_name(&path, &run), run))
+        .collect();
+    let page = render::plot::html(&named)?;
+    crate::attack::write_atomic(&args.output, &page)
+        .with_context(|| format!("cannot write plot '{}'", args.output.display()))?;
+    eprintln!("vload: plot written to {}", args.output.display());
+    Ok(ExitCode::SUCCESS)
+}
