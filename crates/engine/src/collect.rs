@@ -63,9 +63,9 @@ pub(crate) fn collect(
         everything: IntervalStats::new(&settings),
         summaries: Vec::new(),
     };
-    let hlog_error = |path: &std::path::Path, source| EngineError::Hlog {
+    let hlog_error = |path: &std::path::Path, error| EngineError::Hlog {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let mut log_file = hlog.map(|(file, path)| (BufWriter::new(file), path));
     let mut serializer = V2DeflateSerializer::new();

@@ -22,7 +22,10 @@ pub(crate) struct HealthInputs {
 /// Levels: (warn above, client-bound above).
 const CPU_UTIL: (f64, f64) = (0.70, 0.90);
 const THREAD_BUSY: (f64, f64) = (0.85, 0.95);
-const LATE_RATIO: (f64, f64) = (0.001, 0.01);
+const LATE_RATIO: (f64, f64) = (0.005, 0.05);
+/// Fewer late sends than this are the operating system's doing (the hiccup probe shows it),
+/// not a sign that the client cannot keep up.
+const LATE_MIN: u64 = 10;
 const HICCUP_NS: (u64, u64) = (200_000, 1_000_000);
 
 pub(crate) fn assess(x: &HealthInputs) -> ClientHealth {
@@ -74,7 +77,7 @@ pub(crate) fn assess(x: &HealthInputs) -> ClientHealth {
         } else {
             0.0
         };
-        if let Some(l) = level(late, LATE_RATIO) {
+        if let Some(l) = level(late, LATE_RATIO).filter(|_| x.late_sends >= LATE_MIN) {
             flag(
                 l,
                 format!(
@@ -218,6 +221,22 @@ mod tests {
             ..healthy()
         });
         assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+    }
+
+    #[test]
+    fn a_few_late_sends_are_the_machine_not_the_client() {
+        let h = assess(&HealthInputs {
+            intended: 200,
+            late_sends: 3,
+            ..healthy()
+        });
+        assert_eq!(h.verdict, Verdict::Ok, "{:?}", h.reasons);
+        let h = assess(&HealthInputs {
+            intended: 200,
+            late_sends: 20,
+            ..healthy()
+        });
+        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
     }
 
     #[test]

@@ -98,19 +98,19 @@ pub fn raise_fd_limit() -> u64 {
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The interval log cannot be created or written.
-    #[error("cannot write interval log '{}': {source}", path.display())]
+    #[error("cannot write interval log '{}': {error}", path.display())]
     Hlog {
         /// The log's path.
         path: PathBuf,
         /// What went wrong.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Encoding into the interval log failed.
     #[error("cannot write interval log: {0}")]
     HlogWrite(String),
     /// A worker thread could not start.
     #[error("cannot start worker thread: {0}")]
-    Thread(#[source] std::io::Error),
+    Thread(std::io::Error),
     /// A worker thread panicked: a bug in vload.
     #[error("a worker thread panicked (a bug in vload; please report it)")]
     WorkerPanicked,
@@ -200,9 +200,9 @@ pub fn run(
     }
     let hlog = match &plan.hlog {
         Some(path) => Some((
-            File::create(path).map_err(|source| EngineError::Hlog {
+            File::create(path).map_err(|error| EngineError::Hlog {
                 path: path.clone(),
-                source,
+                error,
             })?,
             path.clone(),
         )),

@@ -85,7 +85,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum SchemaError {
     /// Malformed, truncated or mistyped JSON.
     #[error("not valid run-file JSON: {0}")]
-    Json(#[source] serde_json::Error),
+    Json(serde_json::Error),
     /// JSON without a numeric `schema_version`.
     #[error("not a vload run file (no schema_version field)")]
     NotARun,
