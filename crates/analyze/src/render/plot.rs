@@ -16,7 +16,7 @@ const PALETTE: [&str; 8] = [
 const WIDTH: f64 = 880.0;
 const HEIGHT: f64 = 320.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
+const RIGHT: f64 = 45.0;
 const TOP: f64 = 20.0;
 const BOTTOM: f64 = 45.0;
 
@@ -214,7 +214,9 @@ fn fmt_plain(v: f64) -> String {
     if v >= 1000.0 {
         count(v.round() as u64)
     } else {
-        format!("{v}")
+        // Ticks are 1, 2 or 5 times a power of ten: three decimals hold them without float noise.
+        let text = format!("{v:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
     }
 }
 
@@ -248,7 +250,8 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         let mut p50 = Vec::new();
         let mut p99 = Vec::new();
         let mut max = Vec::new();
-        for interval in &run.intervals {
+        // A last interval of a few milliseconds would plot as a spike of noise.
+        for interval in run.intervals.iter().filter(|i| i.duration_s >= 0.5) {
             let t = interval.start_s + interval.duration_s / 2.0;
             let h = interval.latency.histogram.decode()?;
             if !h.is_empty() {
@@ -435,3 +438,18 @@ th { color: #555; font-weight: 600; }
 </head>
 <body>
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_carry_no_float_noise() {
+        assert_eq!(fmt_plain(0.600_000_000_000_000_1), "0.6");
+        assert_eq!(fmt_plain(2.0), "2");
+        assert_eq!(fmt_plain(15_000.0), "15,000");
+        assert_eq!(fmt_percentile(1.0), "0%");
+        assert_eq!(fmt_percentile(100.0), "99%");
+        assert_eq!(fmt_percentile(1_000.0), "99.9%");
+    }
+}
