@@ -14,6 +14,7 @@
 //! | `close=1` | `Connection: close` after this response |
 //! | `reset=1`, `reset=mid` | reset the connection (RST) before the response, or mid-body |
 //! | `slow=BPS` | send the body at BPS bytes per second |
+//! | `header=Name:Value` | add a response header (e.g. `X-Cache:HIT`) |
 //!
 //! `GET /stats` returns [`StatsSnapshot`] as JSON: requests total and per path, connections
 //! accepted and open, so a test counts backend fetches the way cache benchmarks do.

@@ -75,6 +75,8 @@ struct Params<'a> {
     close: bool,
     reset: Option<Reset>,
     slow_bytes_per_s: Option<u64>,
+    /// An extra response header, `Name:Value` (cache-classification fixtures).
+    header: Option<(&'a str, &'a str)>,
 }
 
 fn parse_params(query: &str) -> Result<Params<'_>, String> {
@@ -123,6 +125,7 @@ fn parse_params(query: &str) -> Result<Params<'_>, String> {
             "slow" => {
                 p.slow_bytes_per_s = Some(value.parse().map_err(|_| bad("bytes per second"))?)
             }
+            "header" => p.header = Some(value.split_once(':').ok_or_else(|| bad("Name:Value"))?),
             _ => {} // Other parameters only make URLs distinct (cache busting).
         }
     }
@@ -172,6 +175,14 @@ pub(crate) async fn handle(
     }
     let target = req.uri().path_and_query().map_or(path, |pq| pq.as_str());
     shared.stats.count_request(target);
+    let host = req
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok());
+    shared.stats.count_host(
+        host.or_else(|| req.uri().authority().map(|a| a.as_str()))
+            .unwrap_or("(none)"),
+    );
     let params = match parse_params(req.uri().query().unwrap_or("")) {
         Ok(params) => params,
         Err(message) => return Ok(text(StatusCode::BAD_REQUEST, message)),
@@ -212,6 +223,14 @@ pub(crate) async fn handle(
         && let Ok(value) = HeaderValue::from_str(cache)
     {
         headers.insert(CACHE_CONTROL, value);
+    }
+    if let Some((name, value)) = params.header
+        && let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        )
+    {
+        headers.insert(name, value);
     }
     let close = params.close || config.close_after.is_some_and(|n| n_conn >= n);
     if close && req.version() <= Version::HTTP_11 {

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) struct Stats {
     requests_total: AtomicU64,
     by_path: Mutex<HashMap<String, u64>>,
+    by_host: Mutex<HashMap<String, u64>>,
     connections_accepted: AtomicU64,
     connections_closed: AtomicU64,
 }
@@ -26,6 +27,19 @@ impl Stats {
             Some(n) => *n += 1,
             None => {
                 by_path.insert(target.to_owned(), 1);
+            }
+        }
+    }
+
+    pub(crate) fn count_host(&self, host: &str) {
+        let mut by_host = self
+            .by_host
+            .lock()
+            .expect("no thread panics holding the stats lock");
+        match by_host.get_mut(host) {
+            Some(n) => *n += 1,
+            None => {
+                by_host.insert(host.to_owned(), 1);
             }
         }
     }
@@ -47,6 +61,13 @@ impl Stats {
         StatsSnapshot {
             requests_total: self.requests_total.load(Relaxed),
             requests_by_path: by_path.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            requests_by_host: self
+                .by_host
+                .lock()
+                .expect("no thread panics holding the stats lock")
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
             connections_accepted: accepted,
             connections_open: accepted.saturating_sub(self.connections_closed.load(Relaxed)),
         }
@@ -63,6 +84,9 @@ pub struct StatsSnapshot {
     /// Requests by request target as received: the path and, if any, the query
     /// (`/obj/7?size=100`), so that every distinct cache object has its own count.
     pub requests_by_path: BTreeMap<String, u64>,
+    /// Requests by Host header (`(none)` without one): many virtual hosts, one address.
+    #[serde(default)]
+    pub requests_by_host: BTreeMap<String, u64>,
     /// TCP connections accepted since start.
     pub connections_accepted: u64,
     /// TCP connections open now.

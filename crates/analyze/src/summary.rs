@@ -121,6 +121,14 @@ pub struct Summary {
     pub late_sends: u64,
     /// Cache classification.
     pub cache: CacheCounts,
+    /// Primary latency of cache hits, when responses were classified.
+    pub hit: Option<LatencySummary>,
+    /// Primary latency of classified non-hits.
+    pub miss: Option<LatencySummary>,
+    /// TCP connections opened.
+    pub connections_opened: u64,
+    /// Target files the requests came from.
+    pub targets: Option<vload_schema::TargetsRecord>,
     /// Client health and verdict.
     pub health: ClientHealth,
     /// The run was stopped early.
@@ -164,6 +172,10 @@ impl Summary {
             backlog: t.backlog,
             late_sends: t.late_sends,
             cache: run.cache,
+            hit: optional(run.latency.hit.as_ref())?,
+            miss: optional(run.latency.miss.as_ref())?,
+            connections_opened: t.connections_opened,
+            targets: run.plan.targets.clone(),
             health: run.client_health.clone(),
             interrupted: run.interrupted,
         })

@@ -9,7 +9,8 @@ use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use vload_engine::{
-    Arrival, AttackPlan, Interrupt, Load, Observer, Progress, RequestTemplate, Stop,
+    Arrival, AttackPlan, Interrupt, Load, Observer, Pick, Progress, RequestTemplate, Stop,
+    TargetFormat, TargetPlan, TargetSet,
 };
 use vload_schema::RunFile;
 
@@ -101,12 +102,66 @@ pub(crate) struct AttackArgs {
     /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+    /// Targets in vegeta's http format, or JSON lines with --targets-format json (default: the URL alone).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "replay_log", "mix"])]
+    pub(crate) targets: Option<PathBuf>,
+    /// Format of --targets: http (vegeta's) or json (one object a line) (default: json for .json/.jsonl, else http).
+    #[arg(long, value_enum)]
+    pub(crate) targets_format: Option<TargetsFormatArg>,
+    /// URLs or paths, one a line; paths resolve against the URL (default: the URL alone).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay_log", "mix"])]
+    pub(crate) urls: Option<PathBuf>,
+    /// Replay the GET and HEAD requests of an NCSA combined or varnishncsa log (default: none).
+    #[arg(long, value_name = "FILE", conflicts_with = "mix")]
+    pub(crate) replay_log: Option<PathBuf>,
+    /// URL lists mixed by weight, e.g. hot.txt:90,crawl.txt:10 (default: none).
+    #[arg(long, value_name = "FILE:WEIGHT,...")]
+    pub(crate) mix: Option<String>,
+    /// How targets are chosen: sequential (file order), random (seeded), round-robin (default: sequential).
+    #[arg(long, value_enum, default_value_t = PickArg::Sequential)]
+    pub(crate) pick: PickArg,
+    /// Walk the list this many times, then stop (default: loop until the duration ends).
+    #[arg(long, conflicts_with = "requests")]
+    pub(crate) passes: Option<u64>,
+    /// Count malformed target or log lines instead of refusing the file (default: refuse).
+    #[arg(long)]
+    pub(crate) skip_bad_lines: bool,
+    /// Send every request to HOST:PORT, keeping each target's Host header (default: the URL's host).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) connect_to: Option<String>,
+    /// Resolve HOST:PORT to ADDR, as curl does, e.g. www.example.com:80:127.0.0.1 (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub(crate) resolve: Vec<String>,
+    /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
+    #[arg(long, value_name = "N")]
+    pub(crate) requests_per_connection: Option<u32>,
+}
+
+/// Format of a --targets file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TargetsFormatArg {
+    /// vegeta's http format.
+    Http,
+    /// One JSON object a line.
+    Json,
+}
+
+/// How targets are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PickArg {
+    /// File order, looping.
+    Sequential,
+    /// At random, seeded by --seed.
+    Random,
+    /// File order; a --mix interleaves its lists deterministically by weight.
+    RoundRobin,
 }
 
 impl AttackArgs {
     /// Validates the flags and builds the plan against `url`.
     pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
-        let (uri, connect_to) = target(url)?;
+        let (uri, resolved) = target(url)?;
+        let (connect_to, connect_to_set) = self.connect_address(&uri, resolved)?;
         let load = self.load()?;
         let stop = self.stop()?;
         for (value, flag) in [
@@ -133,7 +188,69 @@ impl AttackArgs {
             threads,
             label: self.label.clone(),
             hlog: self.hlog.clone(),
+            targets: self.target_plan()?,
+            requests_per_connection: match self.requests_per_connection {
+                Some(0) => bail!("--requests-per-connection must be at least 1"),
+                n => n,
+            },
+            connect_to_set,
         })
+    }
+
+    /// The target files, if any, and how to walk them.
+    fn target_plan(&self) -> anyhow::Result<Option<TargetPlan>> {
+        let set = |path: &PathBuf, format| TargetSet {
+            path: path.clone(),
+            format,
+            weight: 1,
+        };
+        let sets = if let Some(path) = &self.targets {
+            let json = path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "jsonl");
+            let format = match self.targets_format {
+                Some(TargetsFormatArg::Json) => TargetFormat::JsonLines,
+                Some(TargetsFormatArg::Http) => TargetFormat::Vegeta,
+                None if json => TargetFormat::JsonLines,
+                None => TargetFormat::Vegeta,
+            };
+            vec![set(path, format)]
+        } else if let Some(path) = &self.urls {
+            vec![set(path, TargetFormat::Urls)]
+        } else if let Some(path) = &self.replay_log {
+            vec![set(path, TargetFormat::Log)]
+        } else if let Some(mix) = &self.mix {
+            parse_mix(mix)?
+        } else {
+            if self.passes.is_some()
+                || self.skip_bad_lines
+                || self.pick != PickArg::Sequential
+                || self.targets_format.is_some()
+            {
+                bail!(
+                    "--passes, --pick, --skip-bad-lines and --targets-format need target files: --urls, --targets, --replay-log or --mix"
+                );
+            }
+            return Ok(None);
+        };
+        let pick = match self.pick {
+            PickArg::Sequential => Pick::Sequential,
+            PickArg::Random => Pick::Random {
+                seed: self.seed.unwrap_or(1),
+            },
+            PickArg::RoundRobin => Pick::RoundRobin,
+        };
+        if self.passes.is_some() && (sets.len() > 1 || self.pick == PickArg::Random) {
+            bail!(
+                "--passes walks one list in order: it does not combine with --mix or --pick random"
+            );
+        }
+        Ok(Some(TargetPlan {
+            sets,
+            pick,
+            passes: self.passes,
+            skip_bad_lines: self.skip_bad_lines,
+        }))
     }
 
     fn load(&self) -> anyhow::Result<Load> {
@@ -149,11 +266,14 @@ impl AttackArgs {
         if open.is_none() && self.rate.is_none() && self.max_connections.is_some() {
             bail!("--max-connections applies to --rate: for a closed loop use -c/--connections");
         }
-        if open.is_none() && (self.arrival == ArrivalArg::Poisson || self.seed.is_some()) {
-            bail!("--arrival poisson and --seed shape an open loop: give a --rate too");
+        if open.is_none() && self.arrival == ArrivalArg::Poisson {
+            bail!("--arrival poisson shapes an open loop: give a --rate too");
         }
-        if self.seed.is_some() && self.arrival != ArrivalArg::Poisson {
-            bail!("--seed needs --arrival poisson (constant arrivals have no randomness)");
+        if self.seed.is_some()
+            && self.arrival != ArrivalArg::Poisson
+            && self.pick != PickArg::Random
+        {
+            bail!("--seed needs --arrival poisson or --pick random (nothing else is random)");
         }
         let load = match open {
             Some(rate_per_s) => Load::Open {
@@ -192,9 +312,12 @@ impl AttackArgs {
         if self.requests == Some(0) {
             bail!("--requests must be at least 1");
         }
-        let duration = match (self.duration, self.requests) {
-            (None, None) => Some(DEFAULT_DURATION),
-            (d, _) => d,
+        if self.passes == Some(0) {
+            bail!("--passes must be at least 1");
+        }
+        let duration = match (self.duration, self.requests, self.passes) {
+            (None, None, None) => Some(DEFAULT_DURATION),
+            (d, _, _) => d,
         };
         Ok(Stop {
             duration,
@@ -246,6 +369,69 @@ impl AttackArgs {
             body,
         })
     }
+}
+
+impl AttackArgs {
+    /// Where connections go: --connect-to, a matching --resolve, or the URL's own address.
+    fn connect_address(
+        &self,
+        uri: &Uri,
+        resolved: SocketAddr,
+    ) -> anyhow::Result<(SocketAddr, bool)> {
+        if let Some(to) = &self.connect_to {
+            let addr = to
+                .to_socket_addrs()
+                .with_context(|| format!("cannot resolve --connect-to '{to}': expected HOST:PORT"))?
+                .next()
+                .with_context(|| format!("--connect-to '{to}' has no address"))?;
+            return Ok((addr, true));
+        }
+        let authority = uri.authority().expect("target() checked the authority");
+        let key = format!(
+            "{}:{}",
+            authority.host(),
+            authority.port_u16().unwrap_or(80)
+        );
+        for entry in &self.resolve {
+            let bad = || {
+                anyhow::anyhow!(
+                    "invalid --resolve '{entry}': expected HOST:PORT:ADDR, e.g. www.example.com:80:127.0.0.1"
+                )
+            };
+            let (host_port, addr) = entry.rsplit_once(':').ok_or_else(bad)?;
+            let addr: std::net::IpAddr =
+                addr.trim_matches(['[', ']']).parse().map_err(|_| bad())?;
+            let port: u16 = host_port
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse().ok())
+                .ok_or_else(bad)?;
+            if host_port == key {
+                return Ok((SocketAddr::new(addr, port), true));
+            }
+        }
+        Ok((resolved, false))
+    }
+}
+
+/// `hot.txt:90,crawl.txt:10`.
+fn parse_mix(text: &str) -> anyhow::Result<Vec<TargetSet>> {
+    text.split(',')
+        .map(|part| {
+            let (path, weight) = part.rsplit_once(':').ok_or_else(|| {
+                anyhow::anyhow!("invalid --mix part '{part}': expected FILE:WEIGHT")
+            })?;
+            let weight: u32 = weight.parse().ok().filter(|w| *w > 0).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "invalid weight '{weight}' in --mix: expected a whole number above 0"
+                )
+            })?;
+            Ok(TargetSet {
+                path: PathBuf::from(path),
+                format: TargetFormat::Urls,
+                weight,
+            })
+        })
+        .collect()
 }
 
 /// Parses and resolves the target URL.
@@ -398,7 +584,9 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<RunFile> {
         (None, Some(origin)) => origin.url(),
         (None, None) => unreachable!("an origin is started when no URL is given"),
     };
-    let plan = args.plan(&url)?;
+    let mut plan = args.plan(&url)?;
+    // The built-in origin answers any Host: targets naming other hosts all go to it.
+    plan.connect_to_set |= origin.is_some();
     announce(&plan, origin.is_some());
     let interrupt = Interrupt::new();
     watch_signals(interrupt.clone()).context("cannot install signal handlers")?;

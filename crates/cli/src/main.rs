@@ -34,7 +34,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Send load (open or closed loop) and report latencies, errors and client health.
-    Attack(AttackArgs),
+    Attack(Box<AttackArgs>),
     /// Print one run, or the exact merge of several (shards, machines).
     Report(analysis::ReportArgs),
     /// Compare two runs or two groups of runs: verdicts with confidence intervals.

@@ -45,7 +45,7 @@ fn cpu_model() -> Option<String> {
 }
 
 /// Hex SHA-256 of what is requested: method, URL, headers, body.
-pub(crate) fn workload_hash(plan: &AttackPlan) -> String {
+pub(crate) fn workload_hash(plan: &AttackPlan, targets: Option<&[u8; 32]>) -> String {
     let request = &plan.request;
     let mut hash = Sha256::new();
     hash.update(request.method.as_str());
@@ -59,6 +59,13 @@ pub(crate) fn workload_hash(plan: &AttackPlan) -> String {
     }
     hash.update(b"\n\n");
     hash.update(&request.body);
+    if let (Some(plan), Some(targets)) = (&plan.targets, targets) {
+        hash.update(targets);
+        for set in &plan.sets {
+            hash.update(set.weight.to_le_bytes());
+        }
+        hash.update(format!("{:?}", plan.pick));
+    }
     hex(&hash.finalize())
 }
 

@@ -39,6 +39,9 @@
 //!     threads: 1,
 //!     label: None,
 //!     hlog: None,
+//!     targets: None,
+//!     requests_per_connection: None,
+//!     connect_to_set: false,
 //! };
 //! let run_file = run(plan, &mut (), &Interrupt::new())?;
 //! println!("{} requests", run_file.totals.completed);
@@ -62,6 +65,7 @@ mod health;
 mod plan;
 mod record;
 mod schedule;
+mod targets;
 mod worker;
 
 use std::fs::File;
@@ -76,11 +80,13 @@ use vload_schema::{
 };
 
 pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Stop};
+pub use targets::{Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary};
 
 use crate::collect::{CollectSetup, Collected, collect, record_of};
 use crate::health::{HealthInputs, assess};
 use crate::plan::share;
 use crate::schedule::Schedule;
+use crate::targets::TargetStream;
 use crate::worker::{WorkerSetup, thread_cpu_time};
 
 /// The CPUs this process may use.
@@ -111,6 +117,14 @@ pub enum EngineError {
     /// A worker thread could not start.
     #[error("cannot start worker thread: {0}")]
     Thread(std::io::Error),
+    /// Targets name hosts other than the URL's, and no address was given for them.
+    #[error(
+        "targets name other hosts ({0}, ...) than the URL: vload sends every request to one server; give it with --connect-to HOST:PORT"
+    )]
+    ManyHosts(String),
+    /// A target file is missing or malformed.
+    #[error("{0}")]
+    Targets(TargetError),
     /// A worker thread panicked: a bug in vload.
     #[error("a worker thread panicked (a bug in vload; please report it)")]
     WorkerPanicked,
@@ -209,28 +223,90 @@ pub fn run(
         None => None,
     };
     let fd_limit = health::raise_fd_limit();
-    let threads = plan.threads.min(plan.connections());
+    let mut plan = plan;
+    let targets = plan
+        .targets
+        .as_ref()
+        .map(TargetPlan::validate)
+        .transpose()
+        .map_err(EngineError::Targets)?;
+    if let Some(summary) = &targets {
+        let base = plan
+            .request
+            .url
+            .authority()
+            .map(|a| a.as_str().to_owned())
+            .unwrap_or_default();
+        let others: Vec<&String> = summary.hosts.iter().filter(|h| **h != base).collect();
+        if !plan.connect_to_set && !others.is_empty() {
+            return Err(EngineError::ManyHosts(
+                others
+                    .iter()
+                    .take(3)
+                    .map(|h| h.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ));
+        }
+    }
+    let mut threads = plan.threads.min(plan.connections());
+    let mut pass_count = None;
+    if let (Some(tp), Some(summary)) = (&plan.targets, &targets) {
+        let total: u64 = summary.sets.iter().map(|s| s.targets).sum();
+        if !matches!(tp.pick, Pick::Random { .. }) {
+            // Every worker needs a share of the list.
+            threads = threads.min(u32::try_from(total).unwrap_or(u32::MAX)).max(1);
+        }
+        if let Some(passes) = tp.passes {
+            plan.stop.requests = Some(passes * total);
+            pass_count = Some((total, passes));
+        }
+    }
     let started_at = SystemTime::now();
     let t0 = Instant::now() + Duration::from_millis(20);
     let plan = Arc::new(plan);
     let (tx, rx) = std::sync::mpsc::channel();
+    // Every worker's setup first: nothing may start attacking if a target file fails to open.
+    let setups = (0..threads)
+        .map(|id| {
+            Ok(WorkerSetup {
+                id,
+                plan: plan.clone(),
+                t0,
+                connections: share(u64::from(plan.connections()), threads, id) as u32,
+                requests: match pass_count {
+                    Some((total, passes)) => Some(targets::pass_share(total, passes, id, threads)),
+                    None => plan.stop.requests.map(|n| share(n, threads, id)),
+                },
+                schedule: schedule_for(&plan, t0, id, threads),
+                targets: match (&plan.targets, &targets) {
+                    (Some(tp), Some(summary)) => Some(
+                        TargetStream::new(tp, summary, id, threads)
+                            .map_err(EngineError::Targets)?,
+                    ),
+                    _ => None,
+                },
+                to_collector: tx.clone(),
+                interrupt: interrupt.0.subscribe(),
+            })
+        })
+        .collect::<Result<Vec<_>, EngineError>>()?;
     let mut handles = Vec::new();
-    for id in 0..threads {
-        let setup = WorkerSetup {
-            id,
-            plan: plan.clone(),
-            t0,
-            connections: share(u64::from(plan.connections()), threads, id) as u32,
-            requests: plan.stop.requests.map(|n| share(n, threads, id)),
-            schedule: schedule_for(&plan, t0, id, threads),
-            to_collector: tx.clone(),
-            interrupt: interrupt.0.subscribe(),
-        };
-        let handle = std::thread::Builder::new()
-            .name(format!("vload-worker-{id}"))
+    for setup in setups {
+        let name = format!("vload-worker-{}", setup.id);
+        match std::thread::Builder::new()
+            .name(name)
             .spawn(move || worker::run(setup))
-            .map_err(EngineError::Thread)?;
-        handles.push(handle);
+        {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                // Stop the workers already started before reporting.
+                interrupt.trigger();
+                drop(tx);
+                handles.into_iter().for_each(|h| drop(h.join()));
+                return Err(EngineError::Thread(e));
+            }
+        }
     }
     drop(tx);
     let cpu_start = thread_cpu_time();
@@ -255,15 +331,25 @@ pub fn run(
     if panicked || collected.summaries.len() != threads as usize {
         return Err(EngineError::WorkerPanicked);
     }
-    Ok(assemble(
-        &plan,
-        collected,
+    let context = RunContext {
         t0,
         started_at,
         collector_cpu,
         fd_limit,
-        interrupt.is_triggered(),
-    ))
+        interrupted: interrupt.is_triggered(),
+        targets,
+    };
+    Ok(assemble(&plan, collected, &context))
+}
+
+/// Facts about a finished run that the run file records.
+struct RunContext {
+    t0: Instant,
+    started_at: SystemTime,
+    collector_cpu: Duration,
+    fd_limit: u64,
+    interrupted: bool,
+    targets: Option<TargetSummary>,
 }
 
 fn schedule_for(plan: &AttackPlan, t0: Instant, worker: u32, workers: u32) -> Option<Schedule> {
@@ -282,15 +368,15 @@ fn schedule_for(plan: &AttackPlan, t0: Instant, worker: u32, workers: u32) -> Op
     }
 }
 
-fn assemble(
-    plan: &AttackPlan,
-    c: Collected,
-    t0: Instant,
-    started_at: SystemTime,
-    collector_cpu: Duration,
-    fd_limit: u64,
-    interrupted: bool,
-) -> RunFile {
+fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
+    let RunContext {
+        t0,
+        started_at,
+        collector_cpu,
+        fd_limit,
+        interrupted,
+        ..
+    } = *context;
     let open = plan.is_open_loop();
     let t = &c.totals;
     let attack_end = c.summaries.iter().map(|s| s.attack_end).max().unwrap_or(t0);
@@ -351,8 +437,8 @@ fn assemble(
         started_at: env::rfc3339(started_at),
         interrupted,
         environment: env::environment(),
-        plan: plan_record(plan),
-        workload_hash: env::workload_hash(plan),
+        plan: plan_record(plan, context.targets.as_ref()),
+        workload_hash: env::workload_hash(plan, context.targets.as_ref().map(|t| &t.hash)),
         window,
         totals: Totals {
             intended: if open { t.intended } else { t.sent },
@@ -377,6 +463,8 @@ fn assemble(
             service: record_of(&t.service),
             dispatch_lag: open.then(|| record_of(&t.dispatch_lag)),
             hiccup: record_of(&t.hiccup),
+            hit: (t.hit.moments.n > 0).then(|| record_of(&t.hit)),
+            miss: (t.miss.moments.n > 0).then(|| record_of(&t.miss)),
         },
         cache: CacheCounts {
             hit: t.cache[0],
@@ -393,7 +481,7 @@ fn assemble(
     }
 }
 
-fn plan_record(plan: &AttackPlan) -> vload_schema::Plan {
+fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_schema::Plan {
     let (mode, rate_per_s, arrival, seed) = match plan.load {
         Load::Closed { .. } => (Mode::Closed, None, vload_schema::Arrival::Constant, None),
         Load::Open {
@@ -441,5 +529,38 @@ fn plan_record(plan: &AttackPlan) -> vload_schema::Plan {
         http_version: "1.1".to_owned(),
         threads: plan.threads.min(plan.connections()),
         histogram: HistogramSettings::default(),
+        targets: plan
+            .targets
+            .as_ref()
+            .zip(targets)
+            .map(|(tp, summary)| targets_record(tp, summary)),
+        connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
+        requests_per_connection: plan.requests_per_connection,
+    }
+}
+
+fn targets_record(plan: &TargetPlan, summary: &TargetSummary) -> vload_schema::TargetsRecord {
+    let (pick, seed) = match plan.pick {
+        Pick::Sequential => ("sequential", None),
+        Pick::Random { seed } => ("random", Some(seed)),
+        Pick::RoundRobin => ("round_robin", None),
+    };
+    vload_schema::TargetsRecord {
+        pick: pick.to_owned(),
+        seed,
+        passes: plan.passes,
+        sets: plan
+            .sets
+            .iter()
+            .zip(&summary.sets)
+            .map(|(set, found)| vload_schema::TargetSetRecord {
+                file: set.path.display().to_string(),
+                format: set.format.as_str().to_owned(),
+                weight: set.weight,
+                targets: found.targets,
+                lines_skipped: found.skipped,
+                other_methods: found.other_methods,
+            })
+            .collect(),
     }
 }

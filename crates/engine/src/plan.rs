@@ -83,6 +83,12 @@ pub struct AttackPlan {
     pub label: Option<String>,
     /// Also write an HdrHistogram interval log here.
     pub hlog: Option<PathBuf>,
+    /// Target files; `request` then supplies the defaults (method, headers, body, base URL).
+    pub targets: Option<crate::TargetPlan>,
+    /// Close and reopen every connection after this many requests (1 = no keep-alive).
+    pub requests_per_connection: Option<u32>,
+    /// True when `connect_to` was set by hand (`--connect-to`, `--resolve`), not from the URL.
+    pub connect_to_set: bool,
 }
 
 impl AttackPlan {

@@ -91,6 +91,9 @@ pub(crate) struct IntervalStats {
     pub(crate) service: Distribution,
     pub(crate) dispatch_lag: Distribution,
     pub(crate) hiccup: Distribution,
+    /// Primary latency of cache hits and of classified non-hits.
+    pub(crate) hit: Distribution,
+    pub(crate) miss: Distribution,
 }
 
 impl IntervalStats {
@@ -113,6 +116,8 @@ impl IntervalStats {
             response: d.fresh(),
             service: d.fresh(),
             dispatch_lag: d.fresh(),
+            hit: d.fresh(),
+            miss: d.fresh(),
             hiccup: d,
         }
     }
@@ -148,6 +153,8 @@ impl IntervalStats {
         self.service.merge(&other.service);
         self.dispatch_lag.merge(&other.dispatch_lag);
         self.hiccup.merge(&other.hiccup);
+        self.hit.merge(&other.hit);
+        self.miss.merge(&other.miss);
     }
 
     #[inline]

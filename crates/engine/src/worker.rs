@@ -27,6 +27,7 @@ use crate::cache::{CacheClass, CacheSource, classify};
 use crate::plan::AttackPlan;
 use crate::record::{ERROR_KINDS, IntervalStats};
 use crate::schedule::Schedule;
+use crate::targets::{Target, TargetStream};
 use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
 
 /// A dispatch later than this counts as a late send.
@@ -74,6 +75,7 @@ pub(crate) struct WorkerSetup {
     /// This worker's share of `--requests`.
     pub(crate) requests: Option<u64>,
     pub(crate) schedule: Option<Schedule>,
+    pub(crate) targets: Option<TargetStream>,
     pub(crate) to_collector: Sender<WorkerMsg>,
     pub(crate) interrupt: watch::Receiver<bool>,
 }
@@ -114,6 +116,32 @@ impl Prepared {
             headers: template.headers.clone(),
             body: template.body.clone(),
         }
+    }
+
+    /// The request for a target from a file: its method, path, Host and headers over the
+    /// attack's defaults.
+    fn build_target(&self, target: &Target) -> http::Request<Full<Bytes>> {
+        let body = if target.body.is_empty() {
+            self.body.clone()
+        } else {
+            target.body.clone()
+        };
+        let mut req = http::Request::new(Full::new(body));
+        *req.method_mut() = target.method.clone().unwrap_or_else(|| self.method.clone());
+        *req.uri_mut() = http::Uri::from(target.path.clone());
+        let mut headers = self.headers.clone();
+        if let Some(host) = target
+            .authority
+            .as_ref()
+            .and_then(|a| http::HeaderValue::from_str(a.as_str()).ok())
+        {
+            headers.insert(http::header::HOST, host);
+        }
+        for (name, value) in &target.headers {
+            headers.insert(name, value.clone());
+        }
+        *req.headers_mut() = headers;
+        req
     }
 
     #[inline]
@@ -163,6 +191,8 @@ struct Conn {
     driver: Option<Driver>,
     /// The request timeout, re-armed per request rather than created anew.
     timeout: Pin<Box<tokio::time::Sleep>>,
+    /// Requests sent on this connection.
+    served: u32,
 }
 
 impl Conn {
@@ -192,6 +222,7 @@ impl Conn {
             sender,
             driver,
             timeout,
+            ..
         } = self;
         let mut response = std::pin::pin!(request_response(sender, request));
         std::future::poll_fn(|cx| {
@@ -233,6 +264,8 @@ struct Pool {
 enum Flow {
     KeepAlive,
     Reconnect,
+    /// The target files ran out for this worker: nothing was sent.
+    Exhausted,
 }
 
 /// A failed request: its kind and a message for a human.
@@ -251,6 +284,8 @@ struct Worker {
     request: Prepared,
     open_loop: bool,
     stats: RefCell<IntervalStats>,
+    /// Target files, when the attack has them.
+    targets: RefCell<Option<TargetStream>>,
     samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
     in_flight: Cell<u64>,
     /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
@@ -278,6 +313,7 @@ impl Worker {
             stats: RefCell::new(IntervalStats::new(
                 &vload_schema::HistogramSettings::default(),
             )),
+            targets: RefCell::new(None),
             samples: RefCell::new(Default::default()),
             in_flight: Cell::new(0),
             live_tasks: Cell::new(0),
@@ -386,35 +422,60 @@ impl Worker {
             sender,
             driver: Some(Box::pin(connection)),
             timeout,
+            served: 0,
         })
     }
 
     async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
+        let request = match self.targets.borrow_mut().as_mut() {
+            None => self.request.build(),
+            Some(stream) => match stream.next() {
+                Some(target) => self.request.build_target(&target),
+                None => return Flow::Exhausted,
+            },
+        };
+        let body_len = hyper::body::Body::size_hint(request.body())
+            .exact()
+            .unwrap_or(0);
         let start = Instant::now();
         {
             let mut stats = self.stats.borrow_mut();
             stats.sent += 1;
-            stats.bytes_out += self.request.body.len() as u64;
+            stats.bytes_out += body_len;
         }
+        conn.served += 1;
+        let last_on_connection = self
+            .plan
+            .requests_per_connection
+            .is_some_and(|n| conn.served >= n);
         self.last_send.set(Some(start));
         self.in_flight.set(self.in_flight.get() + 1);
-        let result = conn
-            .exchange(self.request.build(), start + self.plan.timeout)
-            .await;
+        let result = conn.exchange(request, start + self.plan.timeout).await;
         self.in_flight.set(self.in_flight.get() - 1);
         let done = Instant::now();
         let mut stats = self.stats.borrow_mut();
         stats.completed += 1;
         let failure = match result {
             Some(Ok(exchange)) => {
-                stats.service.record(nanos_between(start, done));
+                let service = nanos_between(start, done);
+                stats.service.record(service);
+                let primary = if self.open_loop {
+                    nanos_between(job.intended, done)
+                } else {
+                    service
+                };
                 if self.open_loop {
-                    stats.response.record(nanos_between(job.intended, done));
+                    stats.response.record(primary);
+                }
+                match exchange.cache.0 {
+                    CacheClass::Hit => stats.hit.record(primary),
+                    CacheClass::Miss => stats.miss.record(primary),
+                    CacheClass::Unknown => {}
                 }
                 stats.count_status(exchange.status);
                 stats.bytes_in += exchange.body_bytes;
                 stats.count_cache(exchange.cache.0, exchange.cache.1);
-                return if exchange.close {
+                return if exchange.close || last_on_connection {
                     Flow::Reconnect
                 } else {
                     Flow::KeepAlive
@@ -614,8 +675,13 @@ async fn closed_connection(worker: Rc<Worker>) {
             let Some(job) = worker.next_closed_job() else {
                 break 'connect;
             };
-            if let Flow::Reconnect = worker.execute(&mut conn, job).await {
-                continue 'connect;
+            match worker.execute(&mut conn, job).await {
+                Flow::KeepAlive => {}
+                Flow::Reconnect => continue 'connect,
+                Flow::Exhausted => {
+                    worker.begin_stop();
+                    break 'connect;
+                }
             }
         }
     }
@@ -641,8 +707,13 @@ async fn open_connection(worker: Rc<Worker>) {
                     worker.pool.borrow_mut().pending.push_front(job);
                     break;
                 }
-                if let Flow::Reconnect = worker.execute(&mut conn, job).await {
-                    break;
+                match worker.execute(&mut conn, job).await {
+                    Flow::KeepAlive => {}
+                    Flow::Reconnect => break,
+                    Flow::Exhausted => {
+                        worker.begin_stop();
+                        break;
+                    }
                 }
             }
         }
@@ -722,8 +793,9 @@ async fn hiccup_probe(worker: Rc<Worker>) {
     }
 }
 
-async fn worker_main(setup: WorkerSetup) -> WorkerSummary {
+async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
     let worker = Rc::new(Worker::new(&setup));
+    *worker.targets.borrow_mut() = setup.targets.take();
     let plan = setup.plan.clone();
     let mut interrupt = setup.interrupt.clone();
     tokio::time::sleep_until(setup.t0.into()).await;

@@ -20,14 +20,17 @@
 //! - `plan`: `mode` (`closed` | `open`), `target`, `method`, `headers`, `body_bytes`,
 //!   `connections`, `rate_per_s`, `arrival` (`constant` | `poisson`), `seed`, `duration_s`,
 //!   `requests`, `warmup_s`, `timeout_s`, `connect_timeout_s`, `http_version`, `threads`,
-//!   `histogram` (`unit`, `lowest_ns`, `highest_ns`, `sigfig`) ([`Plan`]).
+//!   `histogram` (`unit`, `lowest_ns`, `highest_ns`, `sigfig`), and when used `targets`
+//!   (`pick`, `seed`, `passes`, `sets`: `file`, `format`, `weight`, `targets`, `lines_skipped`,
+//!   `other_methods`), `connect_to`, `requests_per_connection` ([`Plan`], [`TargetsRecord`]).
 //! - `workload_hash`: SHA-256 of what was requested.
 //! - `window`: `warmup_s`, `measured_s`, `wait_s` ([`Window`]).
 //! - `totals`: `intended`, `sent`, `completed`, `status_codes`, `errors` (by [`ErrorKind`],
 //!   each `count` and `sample`), `bytes_in`, `bytes_out`, `connections_opened`,
 //!   `late_sends`, `backlog`, `out_of_range` ([`Totals`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
-//!   `dispatch_lag`, `hiccup`, each a `histogram` and exact `moments` (`n`, `mean_ns`,
+//!   `dispatch_lag`, `hiccup`, and when responses were classified `hit` and `miss`, each a
+//!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).
 //! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`)
 //!   ([`CacheCounts`]).

@@ -155,6 +155,45 @@ pub struct Plan {
     pub threads: u32,
     /// Histogram layout shared by every latency histogram in this file.
     pub histogram: HistogramSettings,
+    /// Target files, when requests come from lists, targets files or a log (absent for one URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetsRecord>,
+    /// The address every connection went to, when `--connect-to` or `--resolve` set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_to: Option<String>,
+    /// Connections were closed and reopened after this many requests (1 = no keep-alive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_connection: Option<u32>,
+}
+
+/// Where requests came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetsRecord {
+    /// How targets were chosen: `sequential`, `random` or `round_robin`.
+    pub pick: String,
+    /// Seed of a random pick.
+    pub seed: Option<u64>,
+    /// Walks over the list, if bounded.
+    pub passes: Option<u64>,
+    /// The files, in order (several for a `--mix`).
+    pub sets: Vec<TargetSetRecord>,
+}
+
+/// One target file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSetRecord {
+    /// Path as given.
+    pub file: String,
+    /// `urls`, `targets` (vegeta), `json` or `log`.
+    pub format: String,
+    /// Weight in a mix.
+    pub weight: u32,
+    /// Targets in the file.
+    pub targets: u64,
+    /// Malformed lines skipped with `--skip-bad-lines`.
+    pub lines_skipped: u64,
+    /// Log lines not replayed because of their method (only GET and HEAD are).
+    pub other_methods: u64,
 }
 
 /// The layout of the latency histograms: runs compare exactly only when these agree.
@@ -316,6 +355,12 @@ pub struct Latency {
     pub dispatch_lag: Option<LatencyRecord>,
     /// Oversleep of a 1 ms probe on every worker (a hiccup meter, as jHiccup).
     pub hiccup: LatencyRecord,
+    /// Primary latency of responses classified as cache hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit: Option<LatencyRecord>,
+    /// Primary latency of responses classified as not hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miss: Option<LatencyRecord>,
 }
 
 impl Latency {

@@ -70,6 +70,9 @@ mod golden {
                 http_version: "1.1".into(),
                 threads: 1,
                 histogram: HistogramSettings::default(),
+                targets: None,
+                connect_to: None,
+                requests_per_connection: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -96,6 +99,8 @@ mod golden {
                 service: record(&service),
                 dispatch_lag: Some(record(&[2_000, 3_000, 2_500, 4_000, 3_500])),
                 hiccup: record(&[40_000, 55_000, 61_000]),
+                hit: None,
+                miss: None,
             },
             cache: CacheCounts {
                 hit: 3,

@@ -123,6 +123,7 @@ pub fn render(s: &Summary) -> String {
         "[ratio]",
         &or_na(s.success_ratio.map(percent)),
     );
+    render_connections(&mut out, s);
     let codes: Vec<String> = s
         .status_codes
         .iter()
@@ -138,6 +139,64 @@ pub fn render(s: &Summary) -> String {
     render_cache(&mut out, s);
     render_health(&mut out, s);
     out
+}
+
+fn render_connections(out: &mut String, s: &Summary) {
+    let seconds = s.measured_s + s.wait_s;
+    let per_second = if seconds > 0.0 {
+        s.connections_opened as f64 / seconds
+    } else {
+        0.0
+    };
+    let each = if s.connections_opened > 0 {
+        format!("{:.1}", s.requests as f64 / s.connections_opened as f64)
+    } else {
+        "n/a".to_owned()
+    };
+    let values = format!(
+        "{}, {}, {each}",
+        count(s.connections_opened),
+        rate(per_second)
+    );
+    row(
+        out,
+        "Connections",
+        "[opened, per second, requests each]",
+        &values,
+    );
+    if let Some(t) = &s.targets {
+        let files: Vec<String> = t
+            .sets
+            .iter()
+            .map(|set| {
+                let mut text = format!("{} ({} {}", set.file, count(set.targets), set.format);
+                if set.lines_skipped > 0 {
+                    text.push_str(&format!(
+                        ", {} malformed lines skipped",
+                        count(set.lines_skipped)
+                    ));
+                }
+                if set.other_methods > 0 {
+                    text.push_str(&format!(", {} not GET/HEAD", count(set.other_methods)));
+                }
+                if t.sets.len() > 1 {
+                    text.push_str(&format!(", weight {}", set.weight));
+                }
+                text.push(')');
+                text
+            })
+            .collect();
+        let passes = t
+            .passes
+            .map(|p| format!(", {p} passes"))
+            .unwrap_or_default();
+        row(
+            out,
+            "Targets",
+            &format!("[{} pick{passes}]", t.pick),
+            &files.join("; "),
+        );
+    }
 }
 
 fn render_errors(out: &mut String, s: &Summary) {
@@ -194,6 +253,24 @@ fn render_cache(out: &mut String, s: &Summary) {
         sources.join(", ")
     );
     row(out, "Cache", "[hit, miss, unknown]", &values);
+    let short = |l: &LatencySummary| {
+        let q = |n: &str| {
+            l.quantile(n)
+                .map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64))
+        };
+        format!(
+            "{}, {}, {}",
+            q("p50"),
+            q("p99"),
+            l.mean_ns.map_or_else(|| "n/a".to_owned(), duration_ns)
+        )
+    };
+    if let Some(hit) = &s.hit {
+        row(out, "  hits", "[p50, p99, mean]", &short(hit));
+    }
+    if let Some(miss) = &s.miss {
+        row(out, "  misses", "[p50, p99, mean]", &short(miss));
+    }
 }
 
 fn render_health(out: &mut String, s: &Summary) {
