@@ -160,8 +160,8 @@ pub(crate) enum PickArg {
 impl AttackArgs {
     /// Validates the flags and builds the plan against `url`.
     pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
-        let (uri, resolved) = target(url)?;
-        let (connect_to, connect_to_set) = self.connect_address(&uri, resolved)?;
+        let uri = target(url)?;
+        let (connect_to, connect_to_set) = self.connect_address(&uri)?;
         let load = self.load()?;
         let stop = self.stop()?;
         for (value, flag) in [
@@ -373,11 +373,7 @@ impl AttackArgs {
 
 impl AttackArgs {
     /// Where connections go: --connect-to, a matching --resolve, or the URL's own address.
-    fn connect_address(
-        &self,
-        uri: &Uri,
-        resolved: SocketAddr,
-    ) -> anyhow::Result<(SocketAddr, bool)> {
+    fn connect_address(&self, uri: &Uri) -> anyhow::Result<(SocketAddr, bool)> {
         if let Some(to) = &self.connect_to {
             let addr = to
                 .to_socket_addrs()
@@ -409,7 +405,7 @@ impl AttackArgs {
                 return Ok((SocketAddr::new(addr, port), true));
             }
         }
-        Ok((resolved, false))
+        Ok((resolve(uri)?, false))
     }
 }
 
@@ -435,7 +431,7 @@ fn parse_mix(text: &str) -> anyhow::Result<Vec<TargetSet>> {
 }
 
 /// Parses and resolves the target URL.
-fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
+fn target(url: &str) -> anyhow::Result<Uri> {
     if !url.contains("://") {
         bail!("invalid URL '{url}': no scheme: expected http://{url}");
     }
@@ -452,9 +448,16 @@ fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
         }
         None => bail!("invalid URL '{url}': expected http://host[:port]/path"),
     }
-    let Some(authority) = uri.authority() else {
+    if uri.authority().is_none() {
         bail!("invalid URL '{url}': no host: expected http://host[:port]/path")
-    };
+    }
+    Ok(uri)
+}
+
+/// The address of the URL's host.
+fn resolve(uri: &Uri) -> anyhow::Result<SocketAddr> {
+    let url = uri.to_string();
+    let authority = uri.authority().expect("target() checked the authority");
     let host = authority
         .host()
         .trim_start_matches('[')
@@ -465,7 +468,7 @@ fn target(url: &str) -> anyhow::Result<(Uri, SocketAddr)> {
         .with_context(|| format!("cannot resolve host '{host}' of URL '{url}'"))?
         .next()
         .with_context(|| format!("host '{host}' of URL '{url}' has no address"))?;
-    Ok((uri, addr))
+    Ok(addr)
 }
 
 /// The live progress line on stderr.

@@ -660,21 +660,19 @@ fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
 }
 
 async fn closed_connection(worker: Rc<Worker>) {
-    'connect: while !worker.stopping.get() && worker.budget.get() != Some(0) {
+    // The request is taken before the connection is made, so no connection opens for a
+    // request that is not there (the accept counts of --requests-per-connection stay exact).
+    'connect: while let Some(first) = worker.next_closed_job() {
         let mut conn = match worker.connect().await {
             Ok(conn) => conn,
             Err(failure) => {
-                if worker.next_closed_job().is_some() {
-                    worker.fail_unsent(failure);
-                }
+                worker.fail_unsent(failure);
                 tokio::time::sleep(CONNECT_BACKOFF).await;
                 continue;
             }
         };
-        while conn.is_open() {
-            let Some(job) = worker.next_closed_job() else {
-                break 'connect;
-            };
+        let mut job = first;
+        loop {
             match worker.execute(&mut conn, job).await {
                 Flow::KeepAlive => {}
                 Flow::Reconnect => continue 'connect,
@@ -682,6 +680,13 @@ async fn closed_connection(worker: Rc<Worker>) {
                     worker.begin_stop();
                     break 'connect;
                 }
+            }
+            if !conn.is_open() {
+                continue 'connect;
+            }
+            match worker.next_closed_job() {
+                Some(next) => job = next,
+                None => break 'connect,
             }
         }
     }

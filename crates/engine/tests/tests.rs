@@ -150,9 +150,10 @@ mod loops {
         assert!(response.moments.mean_ns >= run.latency.service.moments.mean_ns);
         let lag = run.latency.dispatch_lag.as_ref().unwrap();
         assert_eq!(lag.moments.n, t.intended);
-        // Connections open on demand: a fast origin at 2,000/s needs a handful, not the cap.
+        // Connections open on demand: a fast origin at 2,000/s needs a few (more after a stall
+        // of the machine, when late requests go out together), never the cap of 1,000.
         assert!(
-            t.connections_opened <= 20,
+            t.connections_opened <= 100,
             "opened {} connections",
             t.connections_opened
         );
