@@ -132,6 +132,12 @@ pub(crate) struct AttackArgs {
     /// Resolve HOST:PORT to ADDR, as curl does, e.g. www.example.com:80:127.0.0.1 (repeatable).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub(crate) resolve: Vec<String>,
+    /// Speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1 (default: HTTP/1.1).
+    #[arg(long)]
+    pub(crate) http2: bool,
+    /// HTTP/2 streams in flight on each connection (default: 1).
+    #[arg(long, value_name = "N")]
+    pub(crate) streams: Option<u32>,
     /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
     #[arg(long, value_name = "N")]
     pub(crate) requests_per_connection: Option<u32>,
@@ -194,6 +200,12 @@ impl AttackArgs {
                 n => n,
             },
             connect_to_set,
+            http2: self.http2,
+            streams: match (self.http2, self.streams) {
+                (_, Some(0)) => bail!("--streams must be at least 1"),
+                (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
+                (_, n) => n.unwrap_or(1),
+            },
         })
     }
 

@@ -42,6 +42,8 @@
 //!     targets: None,
 //!     requests_per_connection: None,
 //!     connect_to_set: false,
+//!     http2: false,
+//!     streams: 1,
 //! };
 //! let run_file = run(plan, &mut (), &Interrupt::new())?;
 //! println!("{} requests", run_file.totals.completed);
@@ -526,7 +528,11 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         warmup_s: plan.warmup.as_secs_f64(),
         timeout_s: plan.timeout.as_secs_f64(),
         connect_timeout_s: plan.connect_timeout.as_secs_f64(),
-        http_version: "1.1".to_owned(),
+        http_version: if plan.http2 {
+            "2".to_owned()
+        } else {
+            "1.1".to_owned()
+        },
         threads: plan.threads.min(plan.connections()),
         histogram: HistogramSettings::default(),
         targets: plan
@@ -536,6 +542,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
             .map(|(tp, summary)| targets_record(tp, summary)),
         connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
         requests_per_connection: plan.requests_per_connection,
+        streams: plan.http2.then_some(plan.streams),
     }
 }
 

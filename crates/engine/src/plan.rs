@@ -89,6 +89,10 @@ pub struct AttackPlan {
     pub requests_per_connection: Option<u32>,
     /// True when `connect_to` was set by hand (`--connect-to`, `--resolve`), not from the URL.
     pub connect_to_set: bool,
+    /// Speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1.
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (1 for HTTP/1.1).
+    pub streams: u32,
 }
 
 impl AttackPlan {

@@ -10,14 +10,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::mpsc::Sender;
+use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::CONNECTION;
 use http_body_util::{BodyExt as _, Full};
-use hyper::client::conn::http1;
+use hyper::client::conn::{http1, http2};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
@@ -76,7 +76,7 @@ pub(crate) struct WorkerSetup {
     pub(crate) requests: Option<u64>,
     pub(crate) schedule: Option<Schedule>,
     pub(crate) targets: Option<TargetStream>,
-    pub(crate) to_collector: Sender<WorkerMsg>,
+    pub(crate) to_collector: mpsc::Sender<WorkerMsg>,
     pub(crate) interrupt: watch::Receiver<bool>,
 }
 
@@ -101,20 +101,42 @@ pub(crate) fn run(setup: WorkerSetup) {
 #[derive(Debug)]
 struct Prepared {
     method: http::Method,
+    /// Origin-form for HTTP/1.1, absolute for HTTP/2 (whose `:authority` replaces Host).
     path: http::Uri,
     headers: http::HeaderMap,
     body: Bytes,
+    /// For HTTP/2: the authority of requests whose target names none.
+    h2_authority: Option<String>,
 }
 
 impl Prepared {
     fn new(plan: &AttackPlan) -> Self {
         let template = &plan.request;
         let path = template.url.path_and_query().map_or("/", |pq| pq.as_str());
+        let mut headers = template.headers.clone();
+        let h2_authority = plan.http2.then(|| {
+            let host = headers
+                .remove(http::header::HOST)
+                .and_then(|h| h.to_str().ok().map(str::to_owned));
+            host.unwrap_or_else(|| {
+                template
+                    .url
+                    .authority()
+                    .map_or_else(String::new, |a| a.to_string())
+            })
+        });
+        let path = match &h2_authority {
+            Some(authority) => format!("http://{authority}{path}"),
+            None => path.to_owned(),
+        };
         Prepared {
             method: template.method.clone(),
-            path: path.parse().expect("a path taken from a valid URI parses"),
-            headers: template.headers.clone(),
+            path: path
+                .parse()
+                .expect("a path or URL taken from a valid URI parses"),
+            headers,
             body: template.body.clone(),
+            h2_authority,
         }
     }
 
@@ -128,8 +150,19 @@ impl Prepared {
         };
         let mut req = http::Request::new(Full::new(body));
         *req.method_mut() = target.method.clone().unwrap_or_else(|| self.method.clone());
-        *req.uri_mut() = http::Uri::from(target.path.clone());
         let mut headers = self.headers.clone();
+        *req.uri_mut() = match &self.h2_authority {
+            None => http::Uri::from(target.path.clone()),
+            Some(base) => {
+                let authority = target
+                    .authority
+                    .as_ref()
+                    .map_or(base.as_str(), |a| a.as_str());
+                format!("http://{authority}{}", target.path)
+                    .parse()
+                    .unwrap_or_else(|_| self.path.clone())
+            }
+        };
         if let Some(host) = target
             .authority
             .as_ref()
@@ -139,6 +172,9 @@ impl Prepared {
         }
         for (name, value) in &target.headers {
             headers.insert(name, value.clone());
+        }
+        if self.h2_authority.is_some() {
+            headers.remove(http::header::HOST);
         }
         *req.headers_mut() = headers;
         req
@@ -180,13 +216,59 @@ impl Slot {
     }
 }
 
-/// hyper's state machine of one HTTP/1.1 connection.
-type Driver = Pin<Box<http1::Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
+/// hyper's state machine of a connection.
+enum Driver {
+    /// HTTP/1.1: polled by the task that sends on it.
+    H1(Pin<Box<http1::Connection<TokioIo<TcpStream>, Full<Bytes>>>>),
+    /// HTTP/2: its own task, since several streams share it.
+    Spawned,
+}
+
+/// The sending half of a connection.
+enum Sender {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::H1(s) => s.is_closed(),
+            Sender::H2(s) => s.is_closed(),
+        }
+    }
+
+    async fn send(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, hyper::Error> {
+        match self {
+            Sender::H1(s) => {
+                s.ready().await?;
+                s.send_request(request).await
+            }
+            Sender::H2(s) => {
+                s.ready().await?;
+                s.send_request(request).await
+            }
+        }
+    }
+}
+
+/// Runs hyper's HTTP/2 background work on the worker's own thread.
+#[derive(Clone, Copy)]
+struct LocalExec;
+
+impl<F: Future + 'static> hyper::rt::Executor<F> for LocalExec {
+    fn execute(&self, future: F) {
+        tokio::task::spawn_local(future);
+    }
+}
 
 /// One HTTP/1.1 connection, driven inside the task that uses it: no second task and no
 /// cross-task wake-up per request.
 struct Conn {
-    sender: http1::SendRequest<Full<Bytes>>,
+    sender: Sender,
     /// hyper's connection state machine; `None` once the connection has closed.
     driver: Option<Driver>,
     /// The request timeout, re-armed per request rather than created anew.
@@ -200,9 +282,22 @@ impl Conn {
         self.driver.is_some() && !self.sender.is_closed()
     }
 
+    /// Another stream on the same HTTP/2 connection.
+    fn stream(&self, timeout: Duration) -> Option<Conn> {
+        let Sender::H2(sender) = &self.sender else {
+            return None;
+        };
+        Some(Conn {
+            sender: Sender::H2(sender.clone()),
+            driver: Some(Driver::Spawned),
+            timeout: Box::pin(tokio::time::sleep(timeout)),
+            served: 0,
+        })
+    }
+
     /// Polls hyper's connection; returns true once it has closed.
     fn poll_driver(driver: &mut Option<Driver>, cx: &mut Context<'_>) -> bool {
-        if let Some(d) = driver
+        if let Some(Driver::H1(d)) = driver
             && d.as_mut().poll(cx).is_ready()
         {
             // Dropping the state machine fails any request still waiting on it.
@@ -407,20 +502,34 @@ impl Worker {
         };
         // Small requests must not wait for Nagle's algorithm.
         let _ = stream.set_nodelay(true);
-        let (sender, connection) = http1::Builder::new()
-            .handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| {
-                (
-                    ErrorKind::Connect,
-                    format!("HTTP handshake with {addr}: {e}"),
-                )
-            })?;
+        let handshake_error = |e: hyper::Error| {
+            (
+                ErrorKind::Connect,
+                format!("HTTP handshake with {addr}: {e}"),
+            )
+        };
+        let (sender, driver) = if self.plan.http2 {
+            let (sender, connection) = http2::Builder::new(LocalExec)
+                .handshake(TokioIo::new(stream))
+                .await
+                .map_err(handshake_error)?;
+            tokio::task::spawn_local(async move {
+                // Errors surface on the streams that see them.
+                let _ = connection.await;
+            });
+            (Sender::H2(sender), Driver::Spawned)
+        } else {
+            let (sender, connection) = http1::Builder::new()
+                .handshake(TokioIo::new(stream))
+                .await
+                .map_err(handshake_error)?;
+            (Sender::H1(sender), Driver::H1(Box::pin(connection)))
+        };
         self.stats.borrow_mut().connections_opened += 1;
         let timeout = Box::pin(tokio::time::sleep(self.plan.timeout));
         Ok(Conn {
             sender,
-            driver: Some(Box::pin(connection)),
+            driver: Some(driver),
             timeout,
             served: 0,
         })
@@ -582,7 +691,7 @@ impl Worker {
         }
     }
 
-    fn flush(&self, index: u32, to_collector: &Sender<WorkerMsg>) {
+    fn flush(&self, index: u32, to_collector: &mpsc::Sender<WorkerMsg>) {
         let mut stats = self.stats.borrow_mut().take();
         stats.in_flight = self.in_flight.get() + self.pool.borrow().pending.len() as u64;
         let _ = to_collector.send(WorkerMsg::Interval {
@@ -594,15 +703,11 @@ impl Worker {
 }
 
 async fn request_response(
-    sender: &mut http1::SendRequest<Full<Bytes>>,
+    sender: &mut Sender,
     request: http::Request<Full<Bytes>>,
 ) -> Result<Exchange, Failure> {
-    sender
-        .ready()
-        .await
-        .map_err(|e| classify_error(&e, false))?;
     let response = sender
-        .send_request(request)
+        .send(request)
         .await
         .map_err(|e| classify_error(&e, false))?;
     let status = response.status().as_u16();
@@ -671,6 +776,7 @@ async fn closed_connection(worker: Rc<Worker>) {
                 continue;
             }
         };
+        spawn_streams(&worker, &conn, closed_stream);
         let mut job = first;
         loop {
             match worker.execute(&mut conn, job).await {
@@ -693,6 +799,64 @@ async fn closed_connection(worker: Rc<Worker>) {
     worker.task_ended();
 }
 
+/// Starts the other streams of an HTTP/2 connection, each its own task.
+fn spawn_streams<F, Fut>(worker: &Rc<Worker>, conn: &Conn, stream_task: F)
+where
+    F: Fn(Rc<Worker>, Conn) -> Fut,
+    Fut: Future<Output = ()> + 'static,
+{
+    for _ in 1..worker.plan.streams {
+        if let Some(stream) = conn.stream(worker.plan.timeout) {
+            worker.spawn_task(stream_task(worker.clone(), stream));
+        }
+    }
+}
+
+/// Closed loop: one more stream of an HTTP/2 connection; it ends with the connection, whose
+/// first stream reconnects.
+async fn closed_stream(worker: Rc<Worker>, mut conn: Conn) {
+    while conn.is_open() {
+        let Some(job) = worker.next_closed_job() else {
+            break;
+        };
+        match worker.execute(&mut conn, job).await {
+            Flow::KeepAlive => {}
+            Flow::Reconnect => break,
+            Flow::Exhausted => {
+                worker.begin_stop();
+                break;
+            }
+        }
+    }
+    worker.task_ended();
+}
+
+/// Open loop: one more stream of an HTTP/2 connection, taking due requests like a connection.
+async fn open_stream(worker: Rc<Worker>, mut conn: Conn) {
+    serve_open(&worker, &mut conn).await;
+    worker.task_ended();
+}
+
+/// Open loop: takes due requests on `conn` until the attack ends or the connection closes.
+async fn serve_open(worker: &Rc<Worker>, conn: &mut Conn) {
+    let slot = Rc::new(Slot::default());
+    while let Next::Job(job) = worker.next_open_job(&slot, conn).await {
+        if !conn.is_open() {
+            // Closed under us: the request waits for another connection.
+            worker.pool.borrow_mut().pending.push_front(job);
+            break;
+        }
+        match worker.execute(conn, job).await {
+            Flow::KeepAlive => {}
+            Flow::Reconnect => break,
+            Flow::Exhausted => {
+                worker.begin_stop();
+                break;
+            }
+        }
+    }
+}
+
 async fn open_connection(worker: Rc<Worker>) {
     let connected = worker.connect().await;
     worker.connecting.set(worker.connecting.get() - 1);
@@ -705,22 +869,8 @@ async fn open_connection(worker: Rc<Worker>) {
             }
         }
         Ok(mut conn) => {
-            let slot = Rc::new(Slot::default());
-            while let Next::Job(job) = worker.next_open_job(&slot, &mut conn).await {
-                if !conn.is_open() {
-                    // Closed under us: the request waits for another connection.
-                    worker.pool.borrow_mut().pending.push_front(job);
-                    break;
-                }
-                match worker.execute(&mut conn, job).await {
-                    Flow::KeepAlive => {}
-                    Flow::Reconnect => break,
-                    Flow::Exhausted => {
-                        worker.begin_stop();
-                        break;
-                    }
-                }
-            }
+            spawn_streams(&worker, &conn, open_stream);
+            serve_open(&worker, &mut conn).await;
         }
     }
     worker.connections.set(worker.connections.get() - 1);

@@ -40,6 +40,8 @@ mod util {
             targets: None,
             requests_per_connection: None,
             connect_to_set: false,
+            http2: false,
+            streams: 1,
         }
     }
 
@@ -817,6 +819,58 @@ mod workloads {
         assert!(
             origin.stats().requests_by_path.len() >= 45,
             "random picks cover the list"
+        );
+    }
+}
+
+mod http2 {
+    use super::util::*;
+
+    #[test]
+    fn h2c_streams_share_each_connection() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/h2?size=100", closed(2), count(400));
+        p.http2 = true;
+        p.streams = 4;
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 400);
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert_eq!(run.totals.bytes_in, 40_000);
+        assert_eq!(
+            run.totals.connections_opened, 2,
+            "two connections, eight streams"
+        );
+        let stats = origin.stats();
+        assert_eq!(stats.connections_accepted, 2);
+        assert_eq!(stats.requests_by_path["/h2?size=100"], 400);
+        assert_eq!(
+            stats.requests_by_host[&origin.addr().to_string()],
+            400,
+            ":authority carries the host"
+        );
+        assert_eq!(
+            (run.plan.http_version.as_str(), run.plan.streams),
+            ("2", Some(4))
+        );
+    }
+
+    #[test]
+    fn h2c_open_loop_keeps_its_schedule() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", open(1_000.0, 20), secs(1.0));
+        p.http2 = true;
+        p.streams = 8;
+        let run = attack(p);
+        assert!(
+            (run.totals.completed as i64 - 1_000).abs() <= 10,
+            "{}",
+            run.totals.completed
+        );
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert!(
+            run.totals.connections_opened <= 3,
+            "streams are reused: {}",
+            run.totals.connections_opened
         );
     }
 }

@@ -164,6 +164,9 @@ pub struct Plan {
     /// Connections were closed and reopened after this many requests (1 = no keep-alive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_per_connection: Option<u32>,
+    /// HTTP/2: streams in flight per connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
 }
 
 /// Where requests came from.

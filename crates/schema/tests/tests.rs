@@ -73,6 +73,7 @@ mod golden {
                 targets: None,
                 connect_to: None,
                 requests_per_connection: None,
+                streams: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
