@@ -32,6 +32,12 @@ pub struct OriginArgs {
     /// Delay every response by this long, e.g. 10ms (default: none).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub delay: Option<Duration>,
+    /// Serve https with this PEM certificate chain (with --tls-key) (default: plain HTTP).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
 }
 
 /// A flag combination that cannot work.
@@ -43,6 +49,16 @@ pub enum OriginArgsError {
     /// A count of zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
+    /// A TLS file cannot be read.
+    #[error("cannot read {flag} '{path}': {error}")]
+    TlsFile {
+        /// The flag.
+        flag: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        error: std::io::Error,
+    },
 }
 
 impl TryFrom<&OriginArgs> for OriginConfig {
@@ -66,7 +82,22 @@ impl TryFrom<&OriginArgs> for OriginConfig {
                 return Err(OriginArgsError::Zero(flag));
             }
         }
+        let read = |flag: &'static str, path: &std::path::PathBuf| {
+            std::fs::read(path).map_err(|error| OriginArgsError::TlsFile {
+                flag,
+                path: path.display().to_string(),
+                error,
+            })
+        };
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::TlsIdentity {
+                cert_pem: read("--tls-cert", cert)?,
+                key_pem: read("--tls-key", key)?,
+            }),
+            _ => None,
+        };
         Ok(OriginConfig {
+            tls,
             listen: args.listen,
             threads: args.threads,
             stall,

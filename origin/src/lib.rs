@@ -98,6 +98,46 @@ pub struct OriginConfig {
     pub slow_body_bytes_per_s: Option<u64>,
     /// Delay every response by this much.
     pub delay: Option<Duration>,
+    /// Serve TLS (https, ALPN h2 and http/1.1) with this certificate chain and key, both PEM.
+    pub tls: Option<TlsIdentity>,
+}
+
+/// A certificate chain and its private key, PEM-encoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TlsIdentity {
+    /// The certificate chain, leaf first.
+    pub cert_pem: Vec<u8>,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsIdentity")
+            .field("cert_pem", &self.cert_pem.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn tls_acceptor(identity: &TlsIdentity) -> io::Result<tokio_rustls::TlsAcceptor> {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
+    let invalid = |what: &str, e: &dyn std::fmt::Display| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("{what}: {e}"))
+    };
+    let certs = CertificateDer::pem_slice_iter(&identity.cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid("TLS certificate", &e))?;
+    let key =
+        PrivateKeyDer::from_pem_slice(&identity.key_pem).map_err(|e| invalid("TLS key", &e))?;
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| invalid("TLS versions", &e))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| invalid("TLS certificate and key", &e))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
 impl OriginConfig {
@@ -111,6 +151,7 @@ impl OriginConfig {
             reset_every: None,
             slow_body_bytes_per_s: None,
             delay: None,
+            tls: None,
         }
     }
 }
@@ -142,6 +183,7 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
     for _ in 1..threads {
         listeners.push(bind(addr)?);
     }
+    let acceptor = config.tls.as_ref().map(tls_acceptor).transpose()?;
     let shared = Arc::new(Shared::new(config));
     let (shutdown, watcher) = watch::channel(false);
     let threads = listeners
@@ -151,10 +193,10 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let (shared, watcher) = (shared.clone(), watcher.clone());
+            let (shared, watcher, acceptor) = (shared.clone(), watcher.clone(), acceptor.clone());
             std::thread::Builder::new()
                 .name(format!("vload-origin-{i}"))
-                .spawn(move || runtime.block_on(serve(listener, shared, watcher)))
+                .spawn(move || runtime.block_on(serve(listener, shared, watcher, acceptor)))
         })
         .collect::<io::Result<Vec<_>>>()?;
     Ok(OriginHandle {
@@ -250,7 +292,12 @@ pub(crate) fn reset_on_close(fd: RawFd) {
     }
 }
 
-async fn serve(listener: TcpListener, shared: Arc<Shared>, mut shutdown: watch::Receiver<bool>) {
+async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+) {
     let listener = tokio::net::TcpListener::from_std(listener)
         .expect("listener is non-blocking and on a runtime");
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -261,8 +308,8 @@ async fn serve(listener: TcpListener, shared: Arc<Shared>, mut shutdown: watch::
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    let conn = serve_connection(stream, builder.clone(), shared.clone(), shutdown.clone(), live.clone());
-                    tokio::spawn(conn);
+                    let conn = Conn { builder: builder.clone(), shared: shared.clone(), shutdown: shutdown.clone(), _live: live.clone() };
+                    tokio::spawn(serve_tcp(stream, acceptor.clone(), conn));
                 }
                 // Out of descriptors or a connection gone before accept: back off briefly.
                 Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
@@ -286,19 +333,47 @@ impl Drop for OpenConnection {
     }
 }
 
-async fn serve_connection(
-    stream: tokio::net::TcpStream,
+/// What serving one connection needs.
+struct Conn {
     builder: auto::Builder<TokioExecutor>,
     shared: Arc<Shared>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
     _live: Arc<()>,
+}
+
+async fn serve_tcp(
+    stream: tokio::net::TcpStream,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    conn: Conn,
 ) {
     let _ = stream.set_nodelay(true);
-    shared.stats.connection_opened();
-    let _open = OpenConnection(shared.clone());
-    let state = Arc::new(ConnState::new(stream.as_raw_fd()));
+    conn.shared.stats.connection_opened();
+    let _open = OpenConnection(conn.shared.clone());
+    let fd = stream.as_raw_fd();
+    match acceptor {
+        None => serve_io(stream, fd, conn).await,
+        Some(acceptor) => {
+            // A failed handshake is the client's problem: close the connection.
+            if let Ok(tls) = acceptor.accept(stream).await {
+                serve_io(tls, fd, conn).await;
+            }
+        }
+    }
+}
+
+async fn serve_io<I>(io: I, fd: RawFd, conn: Conn)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let Conn {
+        builder,
+        shared,
+        mut shutdown,
+        ..
+    } = conn;
+    let state = Arc::new(ConnState::new(fd));
     let service = service_fn(move |req| service::handle(req, shared.clone(), state.clone()));
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let conn = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}

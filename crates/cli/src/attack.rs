@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use vload_engine::{
     Arrival, AttackPlan, Interrupt, Load, Observer, Pick, Progress, RequestTemplate, Stop,
-    TargetFormat, TargetPlan, TargetSet,
+    TargetFormat, TargetPlan, TargetSet, TlsOptions, Verify,
 };
 use vload_schema::RunFile;
 
@@ -132,7 +132,13 @@ pub(crate) struct AttackArgs {
     /// Resolve HOST:PORT to ADDR, as curl does, e.g. www.example.com:80:127.0.0.1 (repeatable).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub(crate) resolve: Vec<String>,
-    /// Speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1 (default: HTTP/1.1).
+    /// Skip the check of the server's TLS certificate (default: verify against the system's roots).
+    #[arg(long, conflicts_with = "cacert")]
+    pub(crate) insecure: bool,
+    /// Trust only the CA certificates in this PEM file for https (default: the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cacert: Option<PathBuf>,
+    /// Speak HTTP/2: prior knowledge (h2c) for http://, ALPN for https:// (default: HTTP/1.1).
     #[arg(long)]
     pub(crate) http2: bool,
     /// HTTP/2 streams in flight on each connection (default: 1).
@@ -167,6 +173,15 @@ impl AttackArgs {
     /// Validates the flags and builds the plan against `url`.
     pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
         let uri = target(url)?;
+        let uri_is_https = uri.scheme_str() == Some("https");
+        if !uri_is_https && (self.insecure || self.cacert.is_some()) {
+            bail!("--insecure and --cacert apply to https:// URLs");
+        }
+        let tls_name = uri
+            .host()
+            .unwrap_or_default()
+            .trim_matches(['[', ']'])
+            .to_owned();
         let (connect_to, connect_to_set) = self.connect_address(&uri)?;
         let load = self.load()?;
         let stop = self.stop()?;
@@ -206,6 +221,14 @@ impl AttackArgs {
                 (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
                 (_, n) => n.unwrap_or(1),
             },
+            tls: (uri_is_https).then(|| TlsOptions {
+                server_name: tls_name,
+                verify: match (&self.cacert, self.insecure) {
+                    (_, true) => Verify::Insecure,
+                    (Some(path), false) => Verify::CaFile(path.clone()),
+                    (None, false) => Verify::SystemRoots,
+                },
+            }),
         })
     }
 
@@ -452,9 +475,7 @@ fn target(url: &str) -> anyhow::Result<Uri> {
     })?;
     match uri.scheme_str() {
         Some("http") => {}
-        Some("https") => bail!(
-            "'{url}': https is not supported yet: vload speaks plain HTTP/1.1 for now (use an http:// URL)"
-        ),
+        Some("https") => {}
         Some(other) => {
             bail!("'{url}': unsupported scheme '{other}': expected http://host[:port]/path")
         }
@@ -474,7 +495,13 @@ fn resolve(uri: &Uri) -> anyhow::Result<SocketAddr> {
         .host()
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let port = authority.port_u16().unwrap_or(80);
+    let port = authority
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
     let addr = (host, port)
         .to_socket_addrs()
         .with_context(|| format!("cannot resolve host '{host}' of URL '{url}'"))?
@@ -746,7 +773,7 @@ mod tests {
         let a = args(&[]);
         for (url, needle) in [
             ("127.0.0.1:8080/", "expected http://"),
-            ("https://127.0.0.1/", "https is not supported"),
+            ("https://no-such-host.invalid/", "cannot resolve host"),
             ("ftp://127.0.0.1/", "unsupported scheme"),
             ("http://", "invalid URL"),
             (

@@ -220,8 +220,8 @@ mod bad_input {
             "expected http://127.0.0.1:8080/",
         );
         refused(
-            &["attack", "-d", "1s", "https://127.0.0.1/"],
-            "https is not supported",
+            &["attack", "-d", "1s", "--insecure", "http://127.0.0.1:1/"],
+            "apply to https:// URLs",
         );
         refused(
             &["attack", "-d", "1s", "http://no-such-host.invalid/"],

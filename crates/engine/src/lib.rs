@@ -44,6 +44,7 @@
 //!     connect_to_set: false,
 //!     http2: false,
 //!     streams: 1,
+//!     tls: None,
 //! };
 //! let run_file = run(plan, &mut (), &Interrupt::new())?;
 //! println!("{} requests", run_file.totals.completed);
@@ -68,6 +69,7 @@ mod plan;
 mod record;
 mod schedule;
 mod targets;
+mod tls;
 mod worker;
 
 use std::fs::File;
@@ -83,6 +85,7 @@ use vload_schema::{
 
 pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Stop};
 pub use targets::{Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary};
+pub use tls::{TlsError, TlsOptions, Verify};
 
 use crate::collect::{CollectSetup, Collected, collect, record_of};
 use crate::health::{HealthInputs, assess};
@@ -124,6 +127,9 @@ pub enum EngineError {
         "targets name other hosts ({0}, ...) than the URL: vload sends every request to one server; give it with --connect-to HOST:PORT"
     )]
     ManyHosts(String),
+    /// The TLS setup cannot work (CA file, roots, server name).
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     /// A target file is missing or malformed.
     #[error("{0}")]
     Targets(TargetError),
@@ -268,6 +274,11 @@ pub fn run(
     let t0 = Instant::now() + Duration::from_millis(20);
     let plan = Arc::new(plan);
     let (tx, rx) = std::sync::mpsc::channel();
+    let tls = plan
+        .tls
+        .as_ref()
+        .map(|options| tls::client_config(options, plan.http2))
+        .transpose()?;
     // Every worker's setup first: nothing may start attacking if a target file fails to open.
     let setups = (0..threads)
         .map(|id| {
@@ -288,6 +299,7 @@ pub fn run(
                     ),
                     _ => None,
                 },
+                tls: tls.clone(),
                 to_collector: tx.clone(),
                 interrupt: interrupt.0.subscribe(),
             })
@@ -467,6 +479,7 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
             hiccup: record_of(&t.hiccup),
             hit: (t.hit.moments.n > 0).then(|| record_of(&t.hit)),
             miss: (t.miss.moments.n > 0).then(|| record_of(&t.miss)),
+            tls_handshake: (t.tls_handshake.moments.n > 0).then(|| record_of(&t.tls_handshake)),
         },
         cache: CacheCounts {
             hit: t.cache[0],
@@ -543,6 +556,14 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
         requests_per_connection: plan.requests_per_connection,
         streams: plan.http2.then_some(plan.streams),
+        tls: plan.tls.as_ref().map(|t| vload_schema::TlsRecord {
+            server_name: t.server_name.clone(),
+            verify: match &t.verify {
+                Verify::SystemRoots => "system roots".to_owned(),
+                Verify::CaFile(path) => format!("ca file {}", path.display()),
+                Verify::Insecure => "insecure (not verified)".to_owned(),
+            },
+        }),
     }
 }
 

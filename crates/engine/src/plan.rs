@@ -93,6 +93,8 @@ pub struct AttackPlan {
     pub http2: bool,
     /// HTTP/2 streams in flight per connection (1 for HTTP/1.1).
     pub streams: u32,
+    /// TLS for `https://` targets; `None` for plain HTTP.
+    pub tls: Option<crate::TlsOptions>,
 }
 
 impl AttackPlan {

@@ -94,6 +94,8 @@ pub(crate) struct IntervalStats {
     /// Primary latency of cache hits and of classified non-hits.
     pub(crate) hit: Distribution,
     pub(crate) miss: Distribution,
+    /// TLS handshake times of the connections opened.
+    pub(crate) tls_handshake: Distribution,
 }
 
 impl IntervalStats {
@@ -117,6 +119,7 @@ impl IntervalStats {
             service: d.fresh(),
             dispatch_lag: d.fresh(),
             hit: d.fresh(),
+            tls_handshake: d.fresh(),
             miss: d.fresh(),
             hiccup: d,
         }
@@ -155,6 +158,7 @@ impl IntervalStats {
         self.hiccup.merge(&other.hiccup);
         self.hit.merge(&other.hit);
         self.miss.merge(&other.miss);
+        self.tls_handshake.merge(&other.tls_handshake);
     }
 
     #[inline]

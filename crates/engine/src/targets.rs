@@ -340,12 +340,8 @@ fn parse_url(text: &str) -> Result<Target, String> {
         .parse()
         .map_err(|e| format!("invalid URL '{text}': {e}"))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
-            return Err(format!(
-                "'{text}': https targets need TLS, which vload does not speak yet"
-            ));
-        }
+        // The attack's URL decides plain or TLS; a target's scheme only names its host.
+        Some("http" | "https") => {}
         _ => {
             return Err(format!(
                 "invalid URL '{text}': expected a path like /a or http://host/a"

@@ -28,6 +28,7 @@ use crate::plan::AttackPlan;
 use crate::record::{ERROR_KINDS, IntervalStats};
 use crate::schedule::Schedule;
 use crate::targets::{Target, TargetStream};
+use crate::tls::Io;
 use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
 
 /// A dispatch later than this counts as a late send.
@@ -76,6 +77,10 @@ pub(crate) struct WorkerSetup {
     pub(crate) requests: Option<u64>,
     pub(crate) schedule: Option<Schedule>,
     pub(crate) targets: Option<TargetStream>,
+    pub(crate) tls: Option<(
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
     pub(crate) to_collector: mpsc::Sender<WorkerMsg>,
     pub(crate) interrupt: watch::Receiver<bool>,
 }
@@ -107,6 +112,12 @@ struct Prepared {
     body: Bytes,
     /// For HTTP/2: the authority of requests whose target names none.
     h2_authority: Option<String>,
+    /// `http` or `https`.
+    scheme: &'static str,
+}
+
+fn scheme(plan: &AttackPlan) -> &'static str {
+    if plan.tls.is_some() { "https" } else { "http" }
 }
 
 impl Prepared {
@@ -126,7 +137,7 @@ impl Prepared {
             })
         });
         let path = match &h2_authority {
-            Some(authority) => format!("http://{authority}{path}"),
+            Some(authority) => format!("{}://{authority}{path}", scheme(plan)),
             None => path.to_owned(),
         };
         Prepared {
@@ -137,6 +148,7 @@ impl Prepared {
             headers,
             body: template.body.clone(),
             h2_authority,
+            scheme: scheme(plan),
         }
     }
 
@@ -158,7 +170,7 @@ impl Prepared {
                     .authority
                     .as_ref()
                     .map_or(base.as_str(), |a| a.as_str());
-                format!("http://{authority}{}", target.path)
+                format!("{}://{authority}{}", self.scheme, target.path)
                     .parse()
                     .unwrap_or_else(|_| self.path.clone())
             }
@@ -219,7 +231,7 @@ impl Slot {
 /// hyper's state machine of a connection.
 enum Driver {
     /// HTTP/1.1: polled by the task that sends on it.
-    H1(Pin<Box<http1::Connection<TokioIo<TcpStream>, Full<Bytes>>>>),
+    H1(Pin<Box<http1::Connection<TokioIo<Io>, Full<Bytes>>>>),
     /// HTTP/2: its own task, since several streams share it.
     Spawned,
 }
@@ -381,6 +393,11 @@ struct Worker {
     stats: RefCell<IntervalStats>,
     /// Target files, when the attack has them.
     targets: RefCell<Option<TargetStream>>,
+    /// TLS for https targets.
+    tls: Option<(
+        tokio_rustls::TlsConnector,
+        rustls::pki_types::ServerName<'static>,
+    )>,
     samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
     in_flight: Cell<u64>,
     /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
@@ -409,6 +426,10 @@ impl Worker {
                 &vload_schema::HistogramSettings::default(),
             )),
             targets: RefCell::new(None),
+            tls: setup
+                .tls
+                .clone()
+                .map(|(config, name)| (tokio_rustls::TlsConnector::from(config), name)),
             samples: RefCell::new(Default::default()),
             in_flight: Cell::new(0),
             live_tasks: Cell::new(0),
@@ -502,6 +523,32 @@ impl Worker {
         };
         // Small requests must not wait for Nagle's algorithm.
         let _ = stream.set_nodelay(true);
+        let stream = match &self.tls {
+            None => Io::Plain(stream),
+            Some((connector, name)) => {
+                let start = Instant::now();
+                let handshake = connector.connect(name.clone(), stream);
+                match tokio::time::timeout(self.plan.connect_timeout, handshake).await {
+                    Err(_) => {
+                        let message = format!(
+                            "no TLS handshake with {addr} within {:?}",
+                            self.plan.connect_timeout
+                        );
+                        return Err((ErrorKind::ConnectTimeout, message));
+                    }
+                    Ok(Err(e)) => {
+                        return Err((ErrorKind::Tls, format!("TLS handshake with {addr}: {e}")));
+                    }
+                    Ok(Ok(tls)) => {
+                        self.stats
+                            .borrow_mut()
+                            .tls_handshake
+                            .record(nanos_between(start, Instant::now()));
+                        Io::Tls(Box::new(tls))
+                    }
+                }
+            }
+        };
         let handshake_error = |e: hyper::Error| {
             (
                 ErrorKind::Connect,

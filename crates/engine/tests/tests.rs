@@ -42,6 +42,7 @@ mod util {
             connect_to_set: false,
             http2: false,
             streams: 1,
+            tls: None,
         }
     }
 
@@ -872,5 +873,107 @@ mod http2 {
             "streams are reused: {}",
             run.totals.connections_opened
         );
+    }
+}
+
+mod tls {
+    use vload_engine::{TlsOptions, Verify};
+    use vload_schema::ErrorKind;
+
+    use super::util::*;
+
+    /// An https origin with a certificate for "localhost" made here, and its PEM file.
+    fn tls_origin() -> (OriginHandle, std::path::PathBuf) {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let identity = vload_origin::TlsIdentity {
+            cert_pem: cert.cert.pem().into_bytes(),
+            key_pem: cert.key_pair.serialize_pem().into_bytes(),
+        };
+        let origin = spawn(OriginConfig {
+            threads: Some(1),
+            tls: Some(identity),
+            ..OriginConfig::loopback()
+        })
+        .unwrap();
+        let path = std::env::temp_dir().join(format!(
+            "vload-ca-{}-{}.pem",
+            std::process::id(),
+            origin.addr().port()
+        ));
+        std::fs::write(&path, cert.cert.pem()).unwrap();
+        (origin, path)
+    }
+
+    fn https_plan(origin: &OriginHandle, verify: Verify) -> vload_engine::AttackPlan {
+        let mut p = plan(origin.addr(), "/", closed(2), count(50));
+        p.request.url = format!("https://localhost:{}/", origin.addr().port())
+            .parse()
+            .unwrap();
+        p.request.headers.insert(
+            http::header::HOST,
+            format!("localhost:{}", origin.addr().port())
+                .parse()
+                .unwrap(),
+        );
+        p.tls = Some(TlsOptions {
+            server_name: "localhost".into(),
+            verify,
+        });
+        p
+    }
+
+    #[test]
+    fn https_with_a_ca_file_verifies_and_times_the_handshake() {
+        let (origin, ca) = tls_origin();
+        let run = attack(https_plan(&origin, Verify::CaFile(ca)));
+        assert_eq!(run.totals.completed, 50);
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        let handshake = run
+            .latency
+            .tls_handshake
+            .as_ref()
+            .expect("handshakes are recorded");
+        assert_eq!(handshake.moments.n, run.totals.connections_opened);
+        assert!(
+            handshake.moments.min_ns > 10_000,
+            "a handshake takes time: {:?}",
+            handshake.moments
+        );
+        assert_eq!(run.plan.tls.as_ref().unwrap().server_name, "localhost");
+        assert_eq!(origin.stats().requests_total, 50);
+    }
+
+    #[test]
+    fn an_untrusted_certificate_is_a_tls_error_unless_insecure() {
+        let (origin, _) = tls_origin();
+        let mut p = https_plan(&origin, Verify::SystemRoots);
+        p.stop.requests = Some(5);
+        let run = attack(p);
+        assert_eq!(
+            run.totals.errors.keys().copied().collect::<Vec<_>>(),
+            [ErrorKind::Tls]
+        );
+        assert!(
+            run.totals.errors[&ErrorKind::Tls]
+                .sample
+                .contains("certificate"),
+            "{:?}",
+            run.totals.errors
+        );
+        let run = attack(https_plan(&origin, Verify::Insecure));
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert_eq!(run.plan.tls.unwrap().verify, "insecure (not verified)");
+    }
+
+    #[test]
+    fn http2_over_tls_by_alpn() {
+        let (origin, ca) = tls_origin();
+        let mut p = https_plan(&origin, Verify::CaFile(ca));
+        p.http2 = true;
+        p.streams = 4;
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 50);
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert_eq!(origin.stats().connections_accepted, 2);
     }
 }

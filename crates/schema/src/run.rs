@@ -167,6 +167,18 @@ pub struct Plan {
     /// HTTP/2: streams in flight per connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
+    /// TLS, for `https://` targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsRecord>,
+}
+
+/// How TLS was used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsRecord {
+    /// SNI and certificate name, e.g. `"www.example.com"`.
+    pub server_name: String,
+    /// How the certificate was checked: `system roots`, `ca file PATH` or `insecure (not verified)`.
+    pub verify: String,
 }
 
 /// Where requests came from.
@@ -364,6 +376,9 @@ pub struct Latency {
     /// Primary latency of responses classified as not hits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub miss: Option<LatencyRecord>,
+    /// TLS handshake time of each connection opened (recorded apart from request latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_handshake: Option<LatencyRecord>,
 }
 
 impl Latency {

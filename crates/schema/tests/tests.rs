@@ -74,6 +74,7 @@ mod golden {
                 connect_to: None,
                 requests_per_connection: None,
                 streams: None,
+                tls: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -102,6 +103,7 @@ mod golden {
                 hiccup: record(&[40_000, 55_000, 61_000]),
                 hit: None,
                 miss: None,
+                tls_handshake: None,
             },
             cache: CacheCounts {
                 hit: 3,
