@@ -127,6 +127,8 @@ pub struct Summary {
     pub miss: Option<LatencySummary>,
     /// TCP connections opened.
     pub connections_opened: u64,
+    /// TLS handshake times, for https.
+    pub tls_handshake: Option<LatencySummary>,
     /// Target files the requests came from.
     pub targets: Option<vload_schema::TargetsRecord>,
     /// Client health and verdict.
@@ -175,6 +177,7 @@ impl Summary {
             hit: optional(run.latency.hit.as_ref())?,
             miss: optional(run.latency.miss.as_ref())?,
             connections_opened: t.connections_opened,
+            tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             targets: run.plan.targets.clone(),
             health: run.client_health.clone(),
             interrupted: run.interrupted,

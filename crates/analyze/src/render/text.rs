@@ -164,6 +164,12 @@ fn render_connections(out: &mut String, s: &Summary) {
         "[opened, per second, requests each]",
         &values,
     );
+    if let Some(tls) = &s.tls_handshake {
+        let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
+        let mean = tls.mean_ns.map_or_else(|| "n/a".to_owned(), duration_ns);
+        let values = [ns(tls.min_ns), mean, ns(tls.max_ns)];
+        row(out, "TLS handshake", "[min, mean, max]", &values.join(", "));
+    }
     if let Some(t) = &s.targets {
         let files: Vec<String> = t
             .sets
