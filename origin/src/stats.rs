@@ -19,29 +19,11 @@ pub(crate) struct Stats {
 impl Stats {
     pub(crate) fn count_request(&self, target: &str) {
         self.requests_total.fetch_add(1, Relaxed);
-        let mut by_path = self
-            .by_path
-            .lock()
-            .expect("no thread panics holding the stats lock");
-        match by_path.get_mut(target) {
-            Some(n) => *n += 1,
-            None => {
-                by_path.insert(target.to_owned(), 1);
-            }
-        }
+        bump(&self.by_path, target);
     }
 
     pub(crate) fn count_host(&self, host: &str) {
-        let mut by_host = self
-            .by_host
-            .lock()
-            .expect("no thread panics holding the stats lock");
-        match by_host.get_mut(host) {
-            Some(n) => *n += 1,
-            None => {
-                by_host.insert(host.to_owned(), 1);
-            }
-        }
+        bump(&self.by_host, host);
     }
 
     pub(crate) fn connection_opened(&self) {
@@ -53,23 +35,28 @@ impl Stats {
     }
 
     pub(crate) fn snapshot(&self) -> StatsSnapshot {
-        let by_path = self
-            .by_path
-            .lock()
-            .expect("no thread panics holding the stats lock");
+        let copy = |map: &Mutex<HashMap<String, u64>>| -> BTreeMap<String, u64> {
+            let map = map.lock().expect("no thread panics holding the stats lock");
+            map.iter().map(|(k, v)| (k.clone(), *v)).collect()
+        };
         let accepted = self.connections_accepted.load(Relaxed);
         StatsSnapshot {
             requests_total: self.requests_total.load(Relaxed),
-            requests_by_path: by_path.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            requests_by_host: self
-                .by_host
-                .lock()
-                .expect("no thread panics holding the stats lock")
-                .iter()
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
+            requests_by_path: copy(&self.by_path),
+            requests_by_host: copy(&self.by_host),
             connections_accepted: accepted,
             connections_open: accepted.saturating_sub(self.connections_closed.load(Relaxed)),
+        }
+    }
+}
+
+/// Counts one more `key`, allocating only for a key not seen before.
+fn bump(map: &Mutex<HashMap<String, u64>>, key: &str) {
+    let mut map = map.lock().expect("no thread panics holding the stats lock");
+    match map.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            map.insert(key.to_owned(), 1);
         }
     }
 }

@@ -593,7 +593,13 @@ mod workloads {
         );
         let stats = origin.stats();
         assert_eq!(stats.requests_by_host["www.example.test"], 40);
-        assert_eq!(stats.connections_accepted, 10);
+        // 40 requests, 4 a connection: 10 connections, one more when the two tasks split the
+        // requests unevenly (21 + 19 needs 6 + 5).
+        assert!(
+            (10..=11).contains(&stats.connections_accepted),
+            "{}",
+            stats.connections_accepted
+        );
         assert_eq!(
             read_run(&out).plan.connect_to.as_deref(),
             Some(addr.as_str())

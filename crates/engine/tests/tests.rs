@@ -716,8 +716,17 @@ mod workloads {
         let run = attack(p);
         assert_eq!(run.totals.completed, 100);
         assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
-        assert_eq!(run.totals.connections_opened, 10);
-        assert_eq!(origin.stats().connections_accepted, 10);
+        // 100 requests, 10 a connection: 10 connections, one more when the two connection
+        // tasks split the requests unevenly (55 + 45 needs 6 + 5).
+        assert!(
+            (10..=11).contains(&run.totals.connections_opened),
+            "{}",
+            run.totals.connections_opened
+        );
+        assert_eq!(
+            origin.stats().connections_accepted,
+            run.totals.connections_opened
+        );
         assert_eq!(run.plan.requests_per_connection, Some(10));
     }
 
