@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+/// The highest rate `--rate` accepts.
+const MAX_RATE_PER_S: f64 = 10_000_000.0;
+
 /// `--rate`: `20000`, `20k`, `1.5k`, `20000/s`, `1200/m`, `72k/h`; `infinity`, `inf` or `0`
 /// mean no rate (closed loop). Returns requests per second, `None` for unlimited.
 pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
@@ -39,6 +42,12 @@ pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
         return Err(err());
     }
     let per_s = value * scale / per;
+    // Far beyond what one machine sends; a typo like 1e12 would queue requests until memory ran out.
+    if per_s > MAX_RATE_PER_S {
+        return Err(format!(
+            "rate '{text}' is above 10,000,000/s, more than one machine can send: use a lower --rate"
+        ));
+    }
     Ok((per_s > 0.0).then_some(per_s))
 }
 
@@ -71,6 +80,12 @@ mod tests {
         assert_eq!(rate("1200/m"), Ok(Some(20.0)));
         assert_eq!(rate("infinity"), Ok(None));
         assert_eq!(rate("0"), Ok(None));
+    }
+
+    #[test]
+    fn absurd_rates_are_refused() {
+        assert!(rate("1e12").unwrap_err().contains("10,000,000/s"));
+        assert_eq!(rate("10m"), Ok(Some(10_000_000.0)));
     }
 
     #[test]

@@ -394,8 +394,10 @@ mod errors {
         let run = attack(plan(addr, "/", open(200.0, 10), secs(0.5)));
         assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
         assert!((run.totals.errors[&ErrorKind::ConnectRefused].count as i64 - 100).abs() <= 2);
+        // A storm of connect attempts (the bug this guards against) made 97% of sends late; a
+        // refused connect costs ~0.1 ms of kernel time, so a busy machine makes a few late.
         assert!(
-            run.totals.late_sends < 5,
+            run.totals.late_sends < 30,
             "one connect attempt per request, not a storm: {}",
             run.totals.late_sends
         );
