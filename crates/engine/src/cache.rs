@@ -5,7 +5,11 @@
 //! any of these a response is `Unknown`, never silently a miss. `Age: 0` is no
 //! evidence: an object cached less than a second ago is a hit with age 0.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName, header::AGE};
+
+// Parsed once, not per response.
+static X_VARNISH: HeaderName = HeaderName::from_static("x-varnish");
+static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 
 /// What a response says about the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +29,14 @@ pub(crate) enum CacheSource {
 
 /// Classifies one response.
 pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>) {
-    if let Some(ids) = headers.get("x-varnish").and_then(|v| v.to_str().ok()) {
+    if let Some(ids) = headers.get(&X_VARNISH).and_then(|v| v.to_str().ok()) {
         let class = match ids.split_ascii_whitespace().count() {
             2 => CacheClass::Hit,
             _ => CacheClass::Miss,
         };
         return (class, Some(CacheSource::XVarnish));
     }
-    if let Some(value) = headers.get("x-cache").and_then(|v| v.to_str().ok()) {
+    if let Some(value) = headers.get(&X_CACHE).and_then(|v| v.to_str().ok()) {
         // Layered caches append: "MISS, HIT" is a hit at the layer nearest the client.
         let last = value
             .rsplit(',')
@@ -48,7 +52,7 @@ pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>)
         }
     }
     let age = headers
-        .get("age")
+        .get(AGE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if age.is_some_and(|age| age > 0) {
