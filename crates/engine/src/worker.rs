@@ -728,7 +728,9 @@ impl Worker {
 
     /// Opens connections while requests wait for one and the cap allows.
     fn grow(self: &Rc<Self>) {
-        while self.pool.borrow().pending.len() > self.connecting.get() as usize
+        // A connection being made will take `streams` requests (HTTP/2) or one (HTTP/1.1).
+        let per_connection = self.plan.streams.max(1) as usize;
+        while self.pool.borrow().pending.len() > self.connecting.get() as usize * per_connection
             && self.connections.get() < self.max_connections
         {
             // Counted as connecting now, not when the task first runs: the loop reads it.
