@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use vload_schema::{
     ClientHealth, EncodedHistogram, Interval, LatencyRecord, RunFile, SchemaError, Verdict,
-    new_histogram,
 };
 
 /// Why runs cannot be merged.
@@ -347,16 +346,6 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
             })
             .collect(),
     }
-}
-
-/// A merged histogram of every run's primary latency (for the pooled distribution).
-pub fn pooled_primary(runs: &[RunFile]) -> Result<hdrhistogram::Histogram<u64>, SchemaError> {
-    let mut sum = new_histogram(&Default::default());
-    for run in runs {
-        let h = run.latency.primary().histogram.decode()?;
-        let _ = sum.add(&h);
-    }
-    Ok(sum)
 }
 
 #[cfg(test)]

@@ -972,13 +972,8 @@ async fn dispatcher(
         }
     }
     worker.dispatch_done.set(true);
-    worker.last_send.set(Some(
-        worker
-            .last_send
-            .get()
-            .unwrap_or_else(Instant::now)
-            .max(Instant::now()),
-    ));
+    // An open loop's attack ends when dispatching ends.
+    worker.last_send.set(Some(Instant::now()));
     worker.close_idle();
     worker.task_ended();
 }
