@@ -355,6 +355,8 @@ async fn serve_tcp(
         Some(acceptor) => {
             // A failed handshake is the client's problem: close the connection.
             if let Ok(tls) = acceptor.accept(stream).await {
+                let name = tls.get_ref().1.server_name();
+                conn.shared.stats.count_server_name(name);
                 serve_io(tls, fd, conn).await;
             }
         }

@@ -12,6 +12,7 @@ pub(crate) struct Stats {
     requests_total: AtomicU64,
     by_path: Mutex<HashMap<String, u64>>,
     by_host: Mutex<HashMap<String, u64>>,
+    by_server_name: Mutex<HashMap<String, u64>>,
     connections_accepted: AtomicU64,
     connections_closed: AtomicU64,
 }
@@ -24,6 +25,11 @@ impl Stats {
 
     pub(crate) fn count_host(&self, host: &str) {
         bump(&self.by_host, host);
+    }
+
+    /// A TLS handshake completed; `name` is the SNI the client sent.
+    pub(crate) fn count_server_name(&self, name: Option<&str>) {
+        bump(&self.by_server_name, name.unwrap_or("(none)"));
     }
 
     pub(crate) fn connection_opened(&self) {
@@ -44,6 +50,7 @@ impl Stats {
             requests_total: self.requests_total.load(Relaxed),
             requests_by_path: copy(&self.by_path),
             requests_by_host: copy(&self.by_host),
+            tls_connections_by_server_name: copy(&self.by_server_name),
             connections_accepted: accepted,
             connections_open: accepted.saturating_sub(self.connections_closed.load(Relaxed)),
         }
@@ -74,6 +81,9 @@ pub struct StatsSnapshot {
     /// Requests by Host header (`(none)` without one): many virtual hosts, one address.
     #[serde(default)]
     pub requests_by_host: BTreeMap<String, u64>,
+    /// TLS connections by the server name (SNI) the client sent (`(none)` without one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tls_connections_by_server_name: BTreeMap<String, u64>,
     /// TCP connections accepted since start.
     pub connections_accepted: u64,
     /// TCP connections open now.

@@ -126,7 +126,7 @@ pub(crate) struct AttackArgs {
     /// Count malformed target or log lines instead of refusing the file (default: refuse).
     #[arg(long)]
     pub(crate) skip_bad_lines: bool,
-    /// Send every request to HOST:PORT, keeping each target's Host header (default: the URL's host).
+    /// Send every request to HOST:PORT, keeping each target's Host header and TLS SNI (default: the URL's host).
     #[arg(long, value_name = "HOST:PORT")]
     pub(crate) connect_to: Option<String>,
     /// Resolve HOST:PORT to ADDR, as curl does, e.g. www.example.com:80:127.0.0.1 (repeatable).

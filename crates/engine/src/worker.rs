@@ -287,6 +287,9 @@ struct Conn {
     timeout: Pin<Box<tokio::time::Sleep>>,
     /// Requests sent on this connection.
     served: u32,
+    /// TLS to several hosts at one address: this task's connections made with another
+    /// host's server name (SNI), by that name. Empty otherwise.
+    side: Vec<(Box<str>, Conn)>,
 }
 
 impl Conn {
@@ -304,6 +307,7 @@ impl Conn {
             driver: Some(Driver::Spawned),
             timeout: Box::pin(tokio::time::sleep(timeout)),
             served: 0,
+            side: Vec::new(),
         })
     }
 
@@ -398,6 +402,9 @@ struct Worker {
         tokio_rustls::TlsConnector,
         rustls::pki_types::ServerName<'static>,
     )>,
+    /// TLS with target files: the URL's host, whose connections are the task's own;
+    /// targets naming another host go over connections made with that host's SNI.
+    tls_host: Option<Box<str>>,
     samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
     in_flight: Cell<u64>,
     /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
@@ -430,6 +437,9 @@ impl Worker {
                 .tls
                 .clone()
                 .map(|(config, name)| (tokio_rustls::TlsConnector::from(config), name)),
+            tls_host: (plan.tls.is_some() && plan.targets.is_some())
+                .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
+                .flatten(),
             samples: RefCell::new(Default::default()),
             in_flight: Cell::new(0),
             live_tasks: Cell::new(0),
@@ -501,6 +511,11 @@ impl Worker {
     }
 
     async fn connect(&self) -> Result<Conn, Failure> {
+        self.connect_as(None).await
+    }
+
+    /// Connects, sending `server_name` as SNI instead of the URL's host when given.
+    async fn connect_as(&self, server_name: Option<&str>) -> Result<Conn, Failure> {
         let addr = self.plan.connect_to;
         let stream = match tokio::time::timeout(self.plan.connect_timeout, TcpStream::connect(addr))
             .await
@@ -526,8 +541,16 @@ impl Worker {
         let stream = match &self.tls {
             None => Io::Plain(stream),
             Some((connector, name)) => {
+                let name = match server_name {
+                    None => name.clone(),
+                    Some(other) => rustls::pki_types::ServerName::try_from(other.to_owned())
+                        .map_err(|_| {
+                            let message = format!("'{other}' is not a valid TLS server name");
+                            (ErrorKind::Tls, message)
+                        })?,
+                };
                 let start = Instant::now();
-                let handshake = connector.connect(name.clone(), stream);
+                let handshake = connector.connect(name, stream);
                 match tokio::time::timeout(self.plan.connect_timeout, handshake).await {
                     Err(_) => {
                         let message = format!(
@@ -579,17 +602,80 @@ impl Worker {
             driver: Some(driver),
             timeout,
             served: 0,
+            side: Vec::new(),
         })
     }
 
     async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
-        let request = match self.targets.borrow_mut().as_mut() {
-            None => self.request.build(),
+        let (request, other_host) = match self.targets.borrow_mut().as_mut() {
+            None => (self.request.build(), None),
             Some(stream) => match stream.next() {
-                Some(target) => self.request.build_target(&target),
+                Some(target) => (
+                    self.request.build_target(&target),
+                    self.other_tls_host(&target),
+                ),
                 None => return Flow::Exhausted,
             },
         };
+        match other_host {
+            None => self.exchange(conn, request, job).await,
+            Some(host) => {
+                self.exchange_as(conn, &host, request, job).await;
+                // The task's own connection is untouched.
+                Flow::KeepAlive
+            }
+        }
+    }
+
+    /// Over TLS, a target naming a host other than the URL's: that host, its SNI.
+    fn other_tls_host(&self, target: &Target) -> Option<Box<str>> {
+        let primary = self.tls_host.as_deref()?;
+        let host = target.authority.as_ref()?.host();
+        (!host.eq_ignore_ascii_case(primary)).then(|| host.into())
+    }
+
+    /// Sends `request` over this task's connection with `host` as SNI, made if needed.
+    async fn exchange_as(
+        &self,
+        conn: &mut Conn,
+        host: &str,
+        request: http::Request<Full<Bytes>>,
+        job: Job,
+    ) {
+        let found = conn.side.iter().position(|(name, _)| **name == *host);
+        let mut side = match found {
+            Some(i) => {
+                let (name, mut side) = conn.side.swap_remove(i);
+                // Notices a close by the server while the connection sat idle.
+                Conn::poll_driver(&mut side.driver, &mut Context::from_waker(Waker::noop()));
+                if side.is_open() {
+                    (name, side)
+                } else {
+                    match self.connect_as(Some(host)).await {
+                        Ok(side) => (name, side),
+                        Err(failure) => return self.fail_unsent(failure),
+                    }
+                }
+            }
+            None => match self.connect_as(Some(host)).await {
+                Ok(side) => (host.into(), side),
+                Err(failure) => return self.fail_unsent(failure),
+            },
+        };
+        if let Flow::KeepAlive = self.exchange(&mut side.1, request, job).await
+            && side.1.is_open()
+        {
+            conn.side.push(side);
+        }
+    }
+
+    /// Sends `request` on `conn`, waits for the whole response, and records it.
+    async fn exchange(
+        &self,
+        conn: &mut Conn,
+        request: http::Request<Full<Bytes>>,
+        job: Job,
+    ) -> Flow {
         let body_len = hyper::body::Body::size_hint(request.body())
             .exact()
             .unwrap_or(0);
@@ -816,6 +902,8 @@ fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
 async fn closed_connection(worker: Rc<Worker>) {
     // The request is taken before the connection is made, so no connection opens for a
     // request that is not there (the accept counts of --requests-per-connection stay exact).
+    // Connections to other TLS hosts outlive a reconnect of the task's own.
+    let mut side = Vec::new();
     'connect: while let Some(first) = worker.next_closed_job() {
         let mut conn = match worker.connect().await {
             Ok(conn) => conn,
@@ -825,10 +913,15 @@ async fn closed_connection(worker: Rc<Worker>) {
                 continue;
             }
         };
+        conn.side = std::mem::take(&mut side);
         spawn_streams(&worker, &conn, closed_stream);
         let mut job = first;
         loop {
-            match worker.execute(&mut conn, job).await {
+            let flow = worker.execute(&mut conn, job).await;
+            if !matches!(flow, Flow::KeepAlive) || !conn.is_open() {
+                side = std::mem::take(&mut conn.side);
+            }
+            match flow {
                 Flow::KeepAlive => {}
                 Flow::Reconnect => continue 'connect,
                 Flow::Exhausted => {

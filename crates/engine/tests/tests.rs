@@ -896,7 +896,13 @@ mod tls {
 
     /// An https origin with a certificate for "localhost" made here, and its PEM file.
     fn tls_origin() -> (OriginHandle, std::path::PathBuf) {
-        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        tls_origin_for(&["localhost"])
+    }
+
+    /// An https origin with one certificate for all of `names`, and its PEM file.
+    fn tls_origin_for(names: &[&str]) -> (OriginHandle, std::path::PathBuf) {
+        let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let cert = rcgen::generate_simple_self_signed(names).unwrap();
         let identity = vload_origin::TlsIdentity {
             cert_pem: cert.cert.pem().into_bytes(),
             key_pem: cert.key_pair.serialize_pem().into_bytes(),
@@ -987,5 +993,73 @@ mod tls {
         assert_eq!(run.totals.completed, 50);
         assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
         assert_eq!(origin.stats().connections_accepted, 2);
+    }
+
+    #[test]
+    fn each_host_gets_its_own_sni_at_one_address() {
+        use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet};
+        let (origin, ca) = tls_origin_for(&["localhost", "a.test", "b.test"]);
+        let port = origin.addr().port();
+        let list = format!("https://a.test:{port}/x\nhttps://b.test:{port}/y\n/z\n");
+        let file =
+            std::env::temp_dir().join(format!("vload-sni-{}-{port}.txt", std::process::id()));
+        std::fs::write(&file, list).unwrap();
+        for open_loop in [false, true] {
+            let mut p = https_plan(&origin, Verify::CaFile(ca.clone()));
+            p.stop.requests = Some(60);
+            if open_loop {
+                p.load = open(600.0, 4);
+            }
+            p.connect_to_set = true;
+            p.targets = Some(TargetPlan {
+                sets: vec![TargetSet {
+                    path: file.clone(),
+                    format: TargetFormat::Urls,
+                    weight: 1,
+                }],
+                pick: Pick::RoundRobin,
+                passes: None,
+                skip_bad_lines: false,
+            });
+            let before = origin.stats();
+            let run = attack(p);
+            assert_eq!(run.totals.completed, 60);
+            assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+            let after = origin.stats();
+            let grew = |name: &str| {
+                let count = |s: &vload_origin::StatsSnapshot| {
+                    s.tls_connections_by_server_name
+                        .get(name)
+                        .copied()
+                        .unwrap_or(0)
+                };
+                count(&after) - count(&before)
+            };
+            // Connections are kept per host: a handful each, not one per request.
+            for name in ["a.test", "b.test", "localhost"] {
+                assert!(
+                    (1..=4).contains(&grew(name)),
+                    "open loop {open_loop}: {name}: {:?}",
+                    after.tls_connections_by_server_name
+                );
+            }
+            assert_eq!(
+                after.connections_accepted - before.connections_accepted,
+                run.totals.connections_opened
+            );
+            let host = |h: &str| {
+                after.requests_by_host.get(h).copied().unwrap_or(0)
+                    - before.requests_by_host.get(h).copied().unwrap_or(0)
+            };
+            assert_eq!(
+                (
+                    host(&format!("a.test:{port}")),
+                    host(&format!("b.test:{port}"))
+                ),
+                (20, 20),
+                "{:?}",
+                after.requests_by_host
+            );
+        }
     }
 }
