@@ -89,6 +89,11 @@ fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
             let classified = sum(|i| i.hits + i.misses);
             (classified > 0.0).then(|| sum(|i| i.hits) / classified)
         }
+        Metric::ServerCpu => {
+            let cpu = batch.iter().map(|i| i.server_cpu_s).sum::<Option<f64>>()?;
+            let completed = sum(|i| i.completed);
+            (completed > 0.0).then(|| cpu * 1e9 / completed)
+        }
         _ => Some(0.0), // Percentiles are bootstrapped from the histograms instead.
     }
 }

@@ -38,11 +38,13 @@ pub enum Metric {
     ErrorRate,
     /// Cache hits over classified responses.
     HitRatio,
+    /// CPU time of the watched server process per completed request (`--watch-pid`).
+    ServerCpu,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 8] = [
+    pub const ALL: [Metric; 9] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -51,6 +53,7 @@ impl Metric {
         Metric::Mean,
         Metric::ErrorRate,
         Metric::HitRatio,
+        Metric::ServerCpu,
     ];
 
     /// Name in tables.
@@ -64,6 +67,7 @@ impl Metric {
             Metric::Mean => "mean",
             Metric::ErrorRate => "error rate",
             Metric::HitRatio => "hit ratio",
+            Metric::ServerCpu => "server CPU/req",
         }
     }
 
@@ -87,7 +91,10 @@ impl Metric {
     }
 
     fn is_speed(self) -> bool {
-        !matches!(self, Metric::ErrorRate | Metric::HitRatio)
+        !matches!(
+            self,
+            Metric::ErrorRate | Metric::HitRatio | Metric::ServerCpu
+        )
     }
 
     /// Equivalence margin: percent for ratios, percentage points for proportions.
@@ -99,6 +106,7 @@ impl Metric {
             Metric::P999 => 10.0,
             Metric::ErrorRate => 0.1,
             Metric::HitRatio => 0.5,
+            Metric::ServerCpu => 3.0,
         }
     }
 
@@ -127,6 +135,12 @@ impl Metric {
                 let classified = run.cache.hit + run.cache.miss;
                 (classified > 0).then(|| run.cache.hit as f64 / classified as f64)
             }
+            Metric::ServerCpu => run
+                .server
+                .as_ref()
+                .and_then(|s| s.process.as_ref())
+                .filter(|_| t.completed > 0)
+                .map(|p| p.cpu_s() * 1e9 / t.completed as f64),
             quantile => {
                 let q = quantile.quantile().expect("the rest are quantiles");
                 if primary.moments.n < samples_needed(q) {
@@ -323,7 +337,12 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
     let first = &runs_a[0];
     let mode = first.plan.mode;
     let mut rows = Vec::new();
+    let watched = |r: &RunFile| r.server.as_ref().is_some_and(|s| s.process.is_some());
     for metric in Metric::ALL {
+        // Server CPU only when some run watched the server.
+        if metric == Metric::ServerCpu && !runs_a.iter().chain(runs_b).any(watched) {
+            continue;
+        }
         let va = runs_a
             .iter()
             .map(|r| metric.of(r))
@@ -460,6 +479,7 @@ pub fn compare_metric(
     let (Some(ma), Some(mb)) = (row.a.median, row.b.median) else {
         row.note = Some(match metric {
             Metric::HitRatio => "n/a: no cache headers to classify".into(),
+            Metric::ServerCpu => "n/a: a run did not watch the server (--watch-pid)".into(),
             _ => "n/a: too few samples in some run".into(),
         });
         return row;

@@ -145,6 +145,9 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
         return Ok(first.clone());
     }
     let mut out = first.clone();
+    // Each run's server counters cover its own span; shards share one server, so adding them
+    // would count it several times. A merged report leaves them out.
+    out.server = None;
     let starts: Vec<i64> = runs
         .iter()
         .map(|(_, r)| epoch_ms(&r.started_at).unwrap_or(0))
@@ -312,6 +315,7 @@ fn add_interval(
             into.in_flight += interval.in_flight;
             into.hits += interval.hits;
             into.misses += interval.misses;
+            into.server_cpu_s = None;
         }
     }
     Ok(())

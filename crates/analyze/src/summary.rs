@@ -135,6 +135,135 @@ pub struct Summary {
     pub health: ClientHealth,
     /// The run was stopped early.
     pub interrupted: bool,
+    /// The server's own account (`--server-stats`, `--watch-pid`), beside vload's.
+    pub server: Option<ServerSummary>,
+}
+
+/// The server's counters and CPU next to vload's own counts for the same span.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerSummary {
+    /// Varnish's counters, as recorded.
+    pub varnish: Option<vload_schema::VarnishRecord>,
+    /// vload's counts over the span Varnish's counters cover.
+    pub vload_span: Option<SpanCounts>,
+    /// The watched process's CPU over the measured window.
+    pub process: Option<vload_schema::ProcessRecord>,
+    /// Server CPU per completed request over the measured window, in ns.
+    pub cpu_per_request_ns: Option<f64>,
+    /// Cores the server kept busy on average over the measured window.
+    pub cores: Option<f64>,
+    /// Where the server's account and vload's disagree, or the server reports trouble.
+    pub findings: Vec<String>,
+}
+
+/// vload's counts over one span of the attack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SpanCounts {
+    /// Requests completed.
+    pub completed: u64,
+    /// Responses classified as hits.
+    pub hits: u64,
+    /// Connections opened.
+    pub connections: u64,
+}
+
+impl ServerSummary {
+    fn of(run: &RunFile) -> Option<ServerSummary> {
+        let server = run.server.as_ref()?;
+        let measured = SpanCounts {
+            completed: run.totals.completed,
+            hits: run.cache.hit,
+            connections: run.totals.connections_opened,
+        };
+        let whole = SpanCounts {
+            completed: run.intervals.iter().map(|i| i.completed).sum(),
+            hits: run.intervals.iter().map(|i| i.hits).sum(),
+            connections: run.intervals.iter().map(|i| i.connections_opened).sum(),
+        };
+        let mut findings = Vec::new();
+        let vload_span = server.varnish.as_ref().map(|v| {
+            let span = if v.covers == "attack" {
+                whole
+            } else {
+                measured
+            };
+            findings.extend(varnish_findings(v, span, run.plan.connections));
+            span
+        });
+        let seconds = run.window.measured_s + run.window.wait_s;
+        let cpu = server
+            .process
+            .as_ref()
+            .map(vload_schema::ProcessRecord::cpu_s);
+        Some(ServerSummary {
+            varnish: server.varnish.clone(),
+            vload_span,
+            process: server.process.clone(),
+            cpu_per_request_ns: cpu
+                .filter(|_| run.totals.completed > 0)
+                .map(|cpu| cpu * 1e9 / run.totals.completed as f64),
+            cores: cpu.filter(|_| seconds > 0.0).map(|cpu| cpu / seconds),
+            findings,
+        })
+    }
+}
+
+/// What Varnish's counters say that vload's do not, or that contradicts them.
+fn varnish_findings(
+    v: &vload_schema::VarnishRecord,
+    vload: SpanCounts,
+    connections: u32,
+) -> Vec<String> {
+    use crate::units::{count, percent};
+    let c = |name: &str| v.counters.get(name).copied().unwrap_or(0);
+    let mut findings = Vec::new();
+    let (requests, hits) = (c("client_req"), c("cache_hit"));
+    // Requests in flight at the span's edges may fall on either side of it.
+    let slack = 2 * u64::from(connections) + vload.completed / 100;
+    if requests.abs_diff(vload.completed) > slack {
+        findings.push(format!(
+            "Varnish counted {} client requests, vload completed {}: another client is using this Varnish, requests were lost between them, or its counters were stale (start varnishd with -p feature=+busy_stats_rate)",
+            count(requests),
+            count(vload.completed)
+        ));
+    }
+    if requests > 0 && vload.completed > 0 {
+        let theirs = hits as f64 / requests as f64;
+        let ours = vload.hits as f64 / vload.completed as f64;
+        if (theirs - ours).abs() > 0.01 {
+            findings.push(format!(
+                "hit ratio disagrees: Varnish {} (cache_hit / client_req), vload {} (from response headers): a layer in between rewrites X-Varnish, or the classification does not fit this setup",
+                percent(theirs),
+                percent(ours)
+            ));
+        }
+    }
+    for (name, what) in [
+        (
+            "threads_limited",
+            "Varnish wanted more worker threads than thread_pool_max allows",
+        ),
+        (
+            "sess_dropped",
+            "Varnish dropped sessions (thread queue full)",
+        ),
+        (
+            "req_dropped",
+            "Varnish dropped requests (HTTP/2 queue full)",
+        ),
+        ("sess_fail", "Varnish failed to accept sessions"),
+        (
+            "n_lru_nuked",
+            "the cache was full: objects were evicted, so hits are fewer than the workload allows",
+        ),
+        ("backend_fail", "Varnish failed to connect to its backend"),
+        ("fetch_failed", "backend fetches failed"),
+    ] {
+        if c(name) > 0 {
+            findings.push(format!("{what} ({name} {})", count(c(name))));
+        }
+    }
+    findings
 }
 
 impl Summary {
@@ -181,6 +310,7 @@ impl Summary {
             targets: run.plan.targets.clone(),
             health: run.client_health.clone(),
             interrupted: run.interrupted,
+            server: ServerSummary::of(run),
         })
     }
 

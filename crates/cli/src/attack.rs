@@ -14,7 +14,7 @@ use vload_engine::{
 };
 use vload_schema::RunFile;
 
-use crate::parse;
+use crate::{parse, server};
 
 /// `--rate`: a number of requests per second, or unlimited.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,6 +102,14 @@ pub(crate) struct AttackArgs {
     /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+    /// Keep the server's own counters over the measured window: varnish or varnish:NAME
+    /// (varnishstat -j -n NAME at the window's edges) (default: none).
+    #[arg(long, value_name = "varnish[:NAME]")]
+    pub(crate) server_stats: Option<crate::server::ServerStats>,
+    /// Record this server process's CPU time (and its descendants') per interval, for server
+    /// CPU per request (default: none).
+    #[arg(long, value_name = "PID")]
+    pub(crate) watch_pid: Option<u32>,
     /// Targets in vegeta's http format, or JSON lines with --targets-format json (default: the URL alone).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "replay_log", "mix"])]
     pub(crate) targets: Option<PathBuf>,
@@ -544,6 +552,154 @@ impl Observer for ProgressLine {
     }
 }
 
+/// Two observers of one attack.
+struct Observers<'a>(&'a mut ProgressLine, &'a mut ServerWatch);
+
+impl Observer for Observers<'_> {
+    fn on_interval(&mut self, p: &Progress) {
+        self.1.on_interval(p);
+        self.0.on_interval(p);
+    }
+}
+
+/// `--server-stats` and `--watch-pid`: the server's counters and CPU at the edges of the
+/// measured window, and its CPU per interval.
+struct ServerWatch {
+    varnish: Option<Option<String>>,
+    pid: Option<u32>,
+    /// Intervals in the warm-up: the window opens when the last of them is reported.
+    warmup_intervals: u64,
+    varnish_start: Option<server::VarnishSnapshot>,
+    varnish_edge: Option<server::VarnishSnapshot>,
+    /// Requests vload completed in the warm-up, to tell a stale edge snapshot.
+    warmup_completed: u64,
+    connections: u64,
+    cpu_edge: Option<server::ProcessCpu>,
+    /// CPU before the attack, then after each interval.
+    cpu_samples: Vec<Option<server::ProcessCpu>>,
+    /// A sample failed (the process ended): said once.
+    cpu_lost: bool,
+}
+
+impl ServerWatch {
+    fn start(args: &AttackArgs, plan: &AttackPlan) -> anyhow::Result<Self> {
+        let warmup = plan.warmup;
+        let varnish = args.server_stats.clone().map(|s| match s {
+            server::ServerStats::Varnish { instance } => instance,
+        });
+        let varnish_start = varnish
+            .as_ref()
+            .map(|instance| server::varnishstat(instance.as_deref()))
+            .transpose()?;
+        let cpu_start = args.watch_pid.map(server::process_cpu).transpose()?;
+        let warmup_intervals = warmup.as_secs_f64().ceil() as u64;
+        let open_now = warmup_intervals == 0;
+        Ok(ServerWatch {
+            varnish,
+            pid: args.watch_pid,
+            warmup_intervals,
+            varnish_edge: varnish_start.clone().filter(|_| open_now),
+            varnish_start,
+            warmup_completed: 0,
+            connections: u64::from(plan.connections()),
+            cpu_edge: cpu_start.filter(|_| open_now),
+            cpu_samples: vec![cpu_start],
+            cpu_lost: false,
+        })
+    }
+
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that the server record is incomplete"
+    )]
+    fn on_interval(&mut self, p: &Progress) {
+        if let Some(pid) = self.pid {
+            let sample = server::process_cpu(pid).ok();
+            if sample.is_none() && !self.cpu_lost {
+                self.cpu_lost = true;
+                eprintln!("vload: warning: --watch-pid {pid}: the process has ended");
+            }
+            self.cpu_samples.push(sample);
+        }
+        if p.warmup && p.elapsed.as_secs() == self.warmup_intervals {
+            // The last warm-up interval: the measured window opens now.
+            self.cpu_edge = self.cpu_samples.last().copied().flatten();
+            self.warmup_completed = p.completed;
+            if let Some(instance) = &self.varnish {
+                match server::varnishstat(instance.as_deref()) {
+                    Ok(snapshot) => self.varnish_edge = Some(snapshot),
+                    Err(e) => eprintln!("vload: warning: {e:#}"),
+                }
+            }
+        }
+    }
+
+    /// Adds the server's record to `run`; a server that cannot be read now costs its record,
+    /// never the run.
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that the server record is incomplete"
+    )]
+    fn finish(self, run: &mut RunFile) {
+        if self.varnish.is_none() && self.pid.is_none() {
+            return;
+        }
+        let mut record = vload_schema::ServerRecord {
+            varnish: None,
+            process: None,
+        };
+        if let Some(instance) = &self.varnish {
+            let instance = instance.as_deref();
+            let window = match (
+                &self.varnish_start,
+                &self.varnish_edge,
+                server::settled_varnishstat(instance),
+            ) {
+                (_, _, Err(e)) => Err(format!("{e:#}")),
+                (Some(start), edge, Ok(end)) => {
+                    // Varnish publishes a busy connection's counts late (when it closes, or
+                    // with feature +busy_stats_rate every few requests): an edge snapshot
+                    // that missed the warm-up's requests is stale, and the whole attack is
+                    // kept instead.
+                    let fresh = edge.as_ref().filter(|edge| {
+                        let seen = edge.client_req().saturating_sub(start.client_req());
+                        let slack = 2 * self.connections + self.warmup_completed / 100;
+                        seen.abs_diff(self.warmup_completed) <= slack
+                    });
+                    match fresh {
+                        Some(edge) => server::varnish_window(instance, "measured", edge, &end),
+                        None => server::varnish_window(instance, "attack", start, &end),
+                    }
+                }
+                (None, _, _) => unreachable!("the first snapshot was taken or start failed"),
+            };
+            match window {
+                Ok(window) => record.varnish = Some(window),
+                Err(why) => eprintln!("vload: warning: no Varnish counters kept: {why}"),
+            }
+        }
+        if let Some(pid) = self.pid {
+            let end = server::process_cpu(pid)
+                .ok()
+                .or_else(|| self.cpu_samples.iter().rev().flatten().next().copied());
+            match (self.cpu_edge, end) {
+                (Some(start), Some(end)) => {
+                    record.process = Some(server::process_window(pid, start, end));
+                }
+                _ => eprintln!("vload: warning: --watch-pid {pid}: no CPU time kept"),
+            }
+            let tick = server::tick_s();
+            for (interval, pair) in run.intervals.iter_mut().zip(self.cpu_samples.windows(2)) {
+                if let [Some(a), Some(b)] = pair {
+                    let ticks = (b.user + b.system).saturating_sub(a.user + a.system);
+                    interval.server_cpu_s = Some(ticks as f64 * tick);
+                }
+            }
+        }
+        run.server = Some(record);
+    }
+}
+
 impl ProgressLine {
     fn clear(&self) {
         if self.drawn {
@@ -636,9 +792,12 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<RunFile> {
         enabled: !args.no_progress && std::io::stderr().is_terminal(),
         drawn: false,
     };
-    let result = vload_engine::run(plan, &mut progress, &interrupt);
+    // The server's counters before anything is sent: a wrong name fails here, not after.
+    let mut watch = ServerWatch::start(args, &plan)?;
+    let result = vload_engine::run(plan, &mut Observers(&mut progress, &mut watch), &interrupt);
     progress.clear();
-    let run = result?;
+    let mut run = result?;
+    watch.finish(&mut run);
     if let Some(path) = &args.output {
         write_atomic(path, &run.to_json())?;
     }

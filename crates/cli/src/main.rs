@@ -8,6 +8,7 @@
 mod analysis;
 mod attack;
 mod parse;
+mod server;
 
 use std::io::Write as _;
 use std::process::ExitCode;

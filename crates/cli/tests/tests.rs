@@ -210,6 +210,33 @@ mod bad_input {
     }
 
     #[test]
+    fn unreadable_servers_are_refused_before_the_attack() {
+        let origin = origin();
+        let url = origin.url();
+        refused(
+            &["attack", "-n", "5", "--server-stats", "nginx", &url],
+            "expected varnish or varnish:NAME",
+        );
+        refused(
+            &["attack", "-n", "5", "--watch-pid", "4000000000", &url],
+            "--watch-pid 4000000000: no such process",
+        );
+        // Either varnishstat is missing or it finds no such instance: one line either way.
+        refused(
+            &[
+                "attack",
+                "-n",
+                "5",
+                "--server-stats",
+                "varnish:/nonexistent/vload",
+                &url,
+            ],
+            "--server-stats varnish:/nonexistent/vload",
+        );
+        assert_eq!(origin.stats().requests_total, 0, "nothing was sent");
+    }
+
+    #[test]
     fn malformed_urls_and_flags_are_one_clear_line() {
         refused(
             &["attack", "-d", "1s", "not a url"],

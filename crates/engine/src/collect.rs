@@ -159,6 +159,7 @@ impl State<'_> {
             hits: stats.cache[0],
             misses: stats.cache[1],
             latency: record_of(primary),
+            server_cpu_s: None,
         });
         if !warmup {
             self.totals.merge(stats);

@@ -493,6 +493,7 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
         },
         client_health: health,
         intervals: c.intervals,
+        server: None,
     }
 }
 

@@ -146,8 +146,39 @@ mod golden {
                 hits: 3,
                 misses: 1,
                 latency: record(&response),
+                server_cpu_s: None,
             }],
+            server: None,
         }
+    }
+
+    #[test]
+    fn server_records_round_trip_and_stay_out_of_runs_without_them() {
+        let mut run = sample_run();
+        assert!(!run.to_json().contains("\"server"), "absent, not null");
+        let mut counters = std::collections::BTreeMap::new();
+        counters.insert("cache_hit".to_owned(), 41_000);
+        counters.insert("client_req".to_owned(), 41_001);
+        run.server = Some(ServerRecord {
+            varnish: Some(VarnishRecord {
+                instance: "/tmp/v".into(),
+                covers: "measured".into(),
+                counters,
+                gauges: [("n_object".to_owned(), 1)].into_iter().collect(),
+                layout: "counters".into(),
+            }),
+            process: Some(ProcessRecord {
+                pid: 4242,
+                name: "varnishd".into(),
+                processes: 2,
+                user_s: 1.25,
+                system_s: 0.5,
+            }),
+        });
+        run.intervals[0].server_cpu_s = Some(0.17);
+        let back = RunFile::from_json(&run.to_json()).unwrap();
+        assert_eq!(back, run);
+        assert_eq!(back.server.unwrap().process.unwrap().cpu_s(), 1.75);
     }
 
     #[test]

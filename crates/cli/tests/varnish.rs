@@ -1,0 +1,483 @@
+//! vload against a real varnishd with the setups in `vcl/`.
+//!
+//! Without varnishd these tests say they were skipped and why; when `CI` or
+//! `VLOAD_REQUIRE_VARNISH` is set, a missing varnishd fails them instead.
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
+
+use vload_origin::{OriginConfig, OriginHandle, spawn};
+use vload_schema::RunFile;
+
+/// The repository's root (this crate is crates/cli).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// True when varnishd can run here; otherwise says why the test is skipped, or fails under CI.
+#[allow(clippy::print_stderr, reason = "a skipped test says so")]
+fn have_varnish(test: &str) -> bool {
+    let found = Command::new("varnishd")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if found {
+        return true;
+    }
+    let required = ["CI", "VLOAD_REQUIRE_VARNISH"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty() && v != "0" && v != "false"));
+    assert!(
+        !required,
+        "{test}: varnishd is not installed, and CI requires these tests (apt-get install -y varnish)"
+    );
+    eprintln!("SKIPPED {test}: varnishd is not installed (apt-get install -y varnish)");
+    false
+}
+
+/// One attack at a time: on two cores, parallel attacks would measure each other.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// vload-origin and varnishd with one VCL from `vcl/`, both on loopback; both stop on drop.
+struct Stack {
+    origin: OriginHandle,
+    varnishd: Child,
+    dir: PathBuf,
+    /// varnishd's listen address.
+    addr: String,
+}
+
+impl Stack {
+    fn start(vcl: &str) -> Stack {
+        let origin = spawn(OriginConfig {
+            threads: Some(1),
+            ..OriginConfig::loopback()
+        })
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "vload-varnish-{}-{}",
+            std::process::id(),
+            origin.addr().port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        // varnishd compiles the VCL as its own unprivileged user.
+        set_mode(&dir, 0o755);
+        let text = std::fs::read_to_string(root().join("vcl").join(vcl)).unwrap();
+        let text = text.replace(
+            ".port = \"8081\"",
+            &format!(".port = \"{}\"", origin.addr().port()),
+        );
+        assert!(
+            text.contains(&origin.addr().port().to_string()),
+            "{vcl} names port 8081"
+        );
+        let vcl_path = dir.join(vcl);
+        std::fs::write(&vcl_path, text).unwrap();
+        set_mode(&vcl_path, 0o644);
+        let varnishd = Command::new("varnishd")
+            .arg("-F")
+            .arg("-n")
+            .arg(dir.join("n"))
+            .args(["-a", "127.0.0.1:0", "-s", "malloc,256m"])
+            .args(["-p", "feature=+busy_stats_rate"])
+            .arg("-f")
+            .arg(&vcl_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("varnishd starts");
+        let mut stack = Stack {
+            origin,
+            varnishd,
+            dir,
+            addr: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while stack.addr.is_empty() {
+            if let Some(status) = stack.varnishd.try_wait().unwrap() {
+                let mut err = String::new();
+                let _ = stack
+                    .varnishd
+                    .stderr
+                    .take()
+                    .unwrap()
+                    .read_to_string(&mut err);
+                panic!("varnishd exited ({status}): {err}");
+            }
+            assert!(Instant::now() < deadline, "varnishd did not answer in 30 s");
+            let out = Command::new("varnishadm")
+                .arg("-n")
+                .arg(stack.name())
+                .arg("debug.listen_address")
+                .stderr(Stdio::null())
+                .output()
+                .unwrap();
+            if let Some(port) = String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .nth(2)
+            {
+                stack.addr = format!("127.0.0.1:{port}");
+            } else {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        stack
+    }
+
+    fn name(&self) -> PathBuf {
+        self.dir.join("n")
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    fn pid(&self) -> u32 {
+        self.varnishd.id()
+    }
+
+    fn server_stats(&self) -> String {
+        format!("varnish:{}", self.name().display())
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the varnishd this test started; it stops its worker process.
+        unsafe { libc::kill(self.varnishd.id() as i32, libc::SIGTERM) };
+        let _ = self.varnishd.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn vload(args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_vload"));
+    command.args(args);
+    if args[0] == "attack" {
+        command.arg("--no-progress");
+    }
+    let output = command.stdin(Stdio::null()).output().unwrap();
+    assert!(
+        output.status.success(),
+        "vload {args:?}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn read_run(path: &Path) -> RunFile {
+    RunFile::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The counter `name` of the run's Varnish record.
+fn counter(run: &RunFile, name: &str) -> u64 {
+    let varnish = run.server.as_ref().unwrap().varnish.as_ref().unwrap();
+    varnish.counters[name]
+}
+
+/// vload's hits and completed requests over the span the Varnish counters cover.
+fn vload_span(run: &RunFile) -> (u64, u64) {
+    let varnish = run.server.as_ref().unwrap().varnish.as_ref().unwrap();
+    if varnish.covers == "attack" {
+        let hits = run.intervals.iter().map(|i| i.hits).sum();
+        let completed = run.intervals.iter().map(|i| i.completed).sum();
+        (hits, completed)
+    } else {
+        assert_eq!(varnish.covers, "measured");
+        (run.cache.hit, run.totals.completed)
+    }
+}
+
+#[test]
+fn hello_vcl_hits_after_warmup_with_exactly_one_backend_request() {
+    if !have_varnish("hello_vcl_hits_after_warmup_with_exactly_one_backend_request") {
+        return;
+    }
+    let _serial = serial();
+    let stack = Stack::start("hello.vcl");
+    let out = stack.dir.join("hello.json");
+    let report = vload(&[
+        "attack",
+        "-c",
+        "4",
+        "-d",
+        "2s",
+        "--warmup",
+        "1s",
+        "--server-stats",
+        &stack.server_stats(),
+        "--watch-pid",
+        &stack.pid().to_string(),
+        "-o",
+        out.to_str().unwrap(),
+        &stack.url(),
+    ]);
+    let run = read_run(&out);
+    let classified = run.cache.hit + run.cache.miss;
+    assert!(classified > 1_000, "{:?}", run.cache);
+    assert!(
+        run.cache.hit as f64 / classified as f64 >= 0.99,
+        "hit ratio after warm-up: {:?}",
+        run.cache
+    );
+    assert_eq!(
+        stack.origin.stats().requests_total,
+        1,
+        "one backend request"
+    );
+    // Varnish agrees, request for request, over the span its counters cover.
+    let (hits, completed) = vload_span(&run);
+    assert_eq!(counter(&run, "cache_hit"), hits);
+    assert_eq!(
+        counter(&run, "cache_hit") + counter(&run, "cache_miss"),
+        completed
+    );
+    let process = run.server.as_ref().unwrap().process.as_ref().unwrap();
+    assert_eq!(process.processes, 2, "varnishd and its worker process");
+    assert!(process.cpu_s() > 0.0, "{process:?}");
+    assert!(run.intervals.iter().all(|i| i.server_cpu_s.is_some()));
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("Varnish "), "{text}");
+    assert!(text.contains("Server CPU"), "{text}");
+    assert!(!text.contains("  ! "), "no disagreement expected: {text}");
+}
+
+#[test]
+fn a_thousand_urls_in_three_passes_miss_once_each_then_only_hit() {
+    if !have_varnish("a_thousand_urls_in_three_passes_miss_once_each_then_only_hit") {
+        return;
+    }
+    let _serial = serial();
+    let stack = Stack::start("hello.vcl");
+    let urls = stack.dir.join("urls.txt");
+    let list: String = (0..1000).map(|i| format!("/obj/{i}\n")).collect();
+    std::fs::write(&urls, list).unwrap();
+    let out = stack.dir.join("passes.json");
+    vload(&[
+        "attack",
+        "-c",
+        "4",
+        "--urls",
+        urls.to_str().unwrap(),
+        "--passes",
+        "3",
+        "--server-stats",
+        &stack.server_stats(),
+        "-o",
+        out.to_str().unwrap(),
+        &stack.url(),
+    ]);
+    let run = read_run(&out);
+    assert_eq!(run.totals.completed, 3_000);
+    let origin = stack.origin.stats();
+    assert_eq!(origin.requests_total, 1_000, "exactly one fetch per URL");
+    assert!(origin.requests_by_path.values().all(|n| *n == 1));
+    assert_eq!(counter(&run, "backend_req"), 1_000, "varnishstat agrees");
+    // Every URL missed exactly once (the origin saw each once), so all 2,000 requests of
+    // passes 2 and 3 were hits.
+    assert_eq!((run.cache.hit, run.cache.miss), (2_000, 1_000));
+    assert_eq!(counter(&run, "cache_hit"), run.cache.hit);
+    assert_eq!(counter(&run, "cache_miss"), 1_000);
+    assert_eq!(counter(&run, "client_req"), 3_000);
+}
+
+/// A response's headers, by a plain HTTP/1.1 GET.
+fn get_headers(addr: &str, path: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.split("\r\n\r\n").next().unwrap().to_ascii_lowercase()
+}
+
+#[test]
+fn hitmiss_vcl_says_miss_then_hit_and_vload_agrees() {
+    if !have_varnish("hitmiss_vcl_says_miss_then_hit_and_vload_agrees") {
+        return;
+    }
+    let _serial = serial();
+    let stack = Stack::start("hitmiss.vcl");
+    assert!(get_headers(&stack.addr, "/a").contains("x-cache: miss"));
+    assert!(get_headers(&stack.addr, "/a").contains("x-cache: hit"));
+    let out = stack.dir.join("hitmiss.json");
+    vload(&[
+        "attack",
+        "-c",
+        "2",
+        "-n",
+        "500",
+        "--server-stats",
+        &stack.server_stats(),
+        "-o",
+        out.to_str().unwrap(),
+        &format!("{}b", stack.url()),
+    ]);
+    let run = read_run(&out);
+    assert_eq!((run.cache.hit, run.cache.miss), (499, 1));
+    assert_eq!(counter(&run, "cache_hit"), 499);
+}
+
+#[test]
+fn split_multidomain_vcl_costs_less_server_cpu_per_request_than_naive() {
+    if !have_varnish("split_multidomain_vcl_costs_less_server_cpu_per_request_than_naive") {
+        return;
+    }
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("vload-multidomain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let urls = dir.join("urls.txt");
+    let list: String = (0..600)
+        .map(|i| {
+            format!(
+                "http://site{:02}.example/article/{i}/index.html\n",
+                i % 30 + 1
+            )
+        })
+        .collect();
+    std::fs::write(&urls, list).unwrap();
+    let mut runs = Vec::new();
+    for vcl in ["naive", "split"] {
+        let stack = Stack::start(&format!("multidomain-{vcl}.vcl"));
+        let out = dir.join(format!("{vcl}.json"));
+        vload(&[
+            "attack",
+            "-c",
+            "10",
+            "-d",
+            "3s",
+            "--warmup",
+            "1s",
+            "--urls",
+            urls.to_str().unwrap(),
+            "--pick",
+            "round-robin",
+            "--connect-to",
+            &stack.addr,
+            "--label",
+            vcl,
+            "--watch-pid",
+            &stack.pid().to_string(),
+            "-o",
+            out.to_str().unwrap(),
+            "http://site01.example/",
+        ]);
+        let run = read_run(&out);
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert_eq!(stack.origin.stats().requests_by_host.len(), 30);
+        runs.push(out);
+    }
+    let compare = vload(&[
+        "compare",
+        "--format",
+        "json",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&compare.stdout).unwrap();
+    let row = json["comparison"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "server_cpu")
+        .expect("a server CPU row");
+    let (naive, split) = (
+        row["a"]["median"].as_f64().unwrap(),
+        row["b"]["median"].as_f64().unwrap(),
+    );
+    // 150 regular expressions a request against about 20 string comparisons and 6 regexes.
+    assert!(
+        split < naive,
+        "split {split} ns/request against naive {naive} ns/request"
+    );
+    let text = vload(&[
+        "compare",
+        runs[0].to_str().unwrap(),
+        runs[1].to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("server CPU/req"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_sh_starts_the_stack_and_tears_it_down() {
+    if !have_varnish("run_sh_starts_the_stack_and_tears_it_down") {
+        return;
+    }
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("vload-run-sh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.json");
+    let pid_file = dir.join("pid");
+    let script = format!(
+        "echo $VARNISHD_PID > {pid}; \"$VLOAD\" attack --no-progress -n 200 --server-stats varnish:$VARNISH_NAME -o {out} $VARNISH_URL",
+        pid = pid_file.display(),
+        out = out.display()
+    );
+    let status = Command::new("bash")
+        .arg(root().join("vcl/run.sh"))
+        .arg(root().join("vcl/hello.vcl"))
+        .args(["sh", "-c", &script])
+        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = read_run(&out);
+    assert_eq!(run.totals.completed, 200);
+    // Not client_req: Varnish counts a request again when it leaves the waiting list of the
+    // first miss (request coalescing), up to one more per connection here.
+    assert_eq!(
+        counter(&run, "cache_hit") + counter(&run, "cache_miss"),
+        200
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "varnishd was stopped");
+    // A failing command still tears the stack down, and its status comes back.
+    let status = Command::new("bash")
+        .arg(root().join("vcl/run.sh"))
+        .arg(root().join("vcl/hello.vcl"))
+        .args([
+            "sh",
+            "-c",
+            &format!("echo $VARNISHD_PID > {}; exit 3", pid_file.display()),
+        ])
+        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(3));
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: as above.
+    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "varnishd was stopped");
+    let _ = std::fs::remove_dir_all(&dir);
+}
