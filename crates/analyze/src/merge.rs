@@ -31,6 +31,9 @@ pub enum MergeError {
     /// Histograms of different layouts.
     #[error("histograms of '{0}' have another layout and cannot be added")]
     Layout(String),
+    /// The shards do not make one whole attack.
+    #[error("{0} (--force merges what is there)")]
+    Shards(String),
 }
 
 /// The plan fields that must agree, with their values.
@@ -73,6 +76,101 @@ pub fn check_plans(runs: &[(String, RunFile)]) -> Result<(), MergeError> {
         }
     }
     Ok(())
+}
+
+/// Checks that sharded runs are the N shards of one attack, each once, and returns what a
+/// reader must know about them (windows that do not overlap, late starts, unsynchronised
+/// clocks). With `force`, a missing or duplicated shard is a finding instead of an error.
+///
+/// # Errors
+/// [`MergeError::Shards`]: a shard twice or missing, shards of different counts, or shards
+/// mixed with unsharded runs.
+pub fn check_shards(runs: &[(String, RunFile)], force: bool) -> Result<Vec<String>, MergeError> {
+    let sharded: Vec<(&String, vload_schema::ShardRecord)> = runs
+        .iter()
+        .filter_map(|(name, r)| r.plan.shard.map(|s| (name, s)))
+        .collect();
+    if sharded.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut findings = Vec::new();
+    let mut problem = |message: String| -> Result<(), MergeError> {
+        if force {
+            findings.push(message);
+            Ok(())
+        } else {
+            Err(MergeError::Shards(message))
+        }
+    };
+    if let Some((name, _)) = runs.iter().find(|(_, r)| r.plan.shard.is_none()) {
+        problem(format!(
+            "'{name}' is not a shard but '{}' is shard {}/{}",
+            sharded[0].0, sharded[0].1.index, sharded[0].1.count
+        ))?;
+    }
+    let count = sharded[0].1.count;
+    if let Some((name, s)) = sharded.iter().find(|(_, s)| s.count != count) {
+        problem(format!(
+            "'{name}' is a shard of {} but '{}' one of {count}",
+            s.count, sharded[0].0
+        ))?;
+    }
+    let mut seen: BTreeMap<u32, &String> = BTreeMap::new();
+    for (name, s) in &sharded {
+        if let Some(first) = seen.insert(s.index, name) {
+            problem(format!(
+                "shard {}/{count} appears twice: '{first}' and '{name}'",
+                s.index
+            ))?;
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        problem(format!(
+            "shard{} {} missing: the attack had {count} shards",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        ))?;
+    }
+    // Windows on the wall clock: [start, start + warm-up + measured].
+    let spans: Vec<(&String, i64, i64)> = runs
+        .iter()
+        .filter_map(|(name, r)| {
+            let start = epoch_ms(&r.started_at)?;
+            let length = (r.window.warmup_s + r.window.measured_s) * 1000.0;
+            Some((name, start, start + length as i64))
+        })
+        .collect();
+    let latest_start = spans.iter().max_by_key(|s| s.1);
+    let earliest_end = spans.iter().min_by_key(|s| s.2);
+    if let (Some(late), Some(early)) = (latest_start, earliest_end)
+        && late.1 > early.2
+    {
+        findings.push(format!(
+            "shards' windows do not overlap: '{}' began {:.1} s after '{}' ended (start them together with --start-at)",
+            late.0,
+            (late.1 - early.2) as f64 / 1000.0,
+            early.0
+        ));
+    }
+    for (name, r) in runs {
+        if let Some(late) = r.window.start_offset_s.filter(|s| s.abs() > 1.0) {
+            findings.push(format!(
+                "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
+            ));
+        }
+        if let Some(clock) = r.environment.clock.filter(|c| !c.synchronized) {
+            findings.push(format!(
+                "'{name}': the clock of {} is not synchronised (max error {} ms): shards' seconds may not line up",
+                r.environment.hostname,
+                clock.max_error_us / 1000
+            ));
+        }
+    }
+    Ok(findings)
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC time as vload writes it.
@@ -145,6 +243,8 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
         return Ok(first.clone());
     }
     let mut out = first.clone();
+    // The merge is the whole attack.
+    out.plan.shard = None;
     // Each run's server counters cover its own span; shards share one server, so adding them
     // would count it several times. A merged report leaves them out.
     out.server = None;
@@ -192,6 +292,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
             warmup_s: acc.warmup_s.max(w.warmup_s),
             measured_s: acc.measured_s.max(w.measured_s),
             wait_s: acc.wait_s.max(w.wait_s),
+            start_offset_s: None,
         })
     } else {
         let sum = |f: fn(&vload_schema::Window) -> f64| {
@@ -201,6 +302,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
             warmup_s: sum(|w| w.warmup_s),
             measured_s: sum(|w| w.measured_s),
             wait_s: sum(|w| w.wait_s),
+            start_offset_s: None,
         }
     };
     out.latency.response = finish(response)?;

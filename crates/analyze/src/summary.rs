@@ -356,8 +356,14 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
         (None, Some(n)) => format!("{} requests", crate::units::count(n)),
         (None, None) => "unbounded".to_owned(),
     };
+    let shard = p.shard.map_or_else(String::new, |s| {
+        format!(
+            "shard {}/{} ({} connections) of: ",
+            s.index, s.count, s.connections
+        )
+    });
     format!(
-        "{load}, {stop}, {} thread{}",
+        "{shard}{load}, {stop}, {} thread{}",
         p.threads,
         if p.threads == 1 { "" } else { "s" }
     )

@@ -85,6 +85,7 @@ mod util {
             warmup_s: 0.0,
             measured_s: f64::from(seconds),
             wait_s: 0.001,
+            start_offset_s: None,
         };
         run.plan.duration_s = Some(f64::from(seconds));
         run.plan.rate_per_s = Some(per_second as f64);

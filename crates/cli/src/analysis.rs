@@ -47,6 +47,9 @@ pub(crate) struct ReportArgs {
     /// Merge runs even when their plans differ (default: refuse, naming the difference).
     #[arg(long)]
     pub(crate) force: bool,
+    /// Also write the merged run file here, e.g. to compare sharded attacks (default: none).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
 }
 
 /// Compare two runs or two groups of runs, metric by metric, with honest statistics.
@@ -127,14 +130,25 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if !args.force {
         vload_analyze::merge::check_plans(&runs)?;
     }
+    let findings = vload_analyze::merge::check_shards(&runs, args.force)?;
     let run = vload_analyze::merge::merge(&runs)?;
     if runs.len() > 1 {
         let machines = run.environment.hostname.split(',').count();
+        let shards = runs.iter().filter(|(_, r)| r.plan.shard.is_some()).count();
+        let what = match runs.iter().find_map(|(_, r)| r.plan.shard) {
+            Some(s) => format!("{shards} shards of {}", s.count),
+            None => format!("{} runs", runs.len()),
+        };
         eprintln!(
-            "vload: merged {} runs from {machines} machine{}",
-            runs.len(),
+            "vload: merged {what} from {machines} machine{}",
             if machines == 1 { "" } else { "s" }
         );
+    }
+    for finding in &findings {
+        eprintln!("vload: warning: {finding}");
+    }
+    if let Some(path) = &args.output {
+        crate::attack::write_atomic(path, &run.to_json())?;
     }
     let summary = vload_analyze::Summary::of(&run)?;
     let text = match args.format {

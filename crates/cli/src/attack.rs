@@ -106,6 +106,14 @@ pub(crate) struct AttackArgs {
     /// (varnishstat -j -n NAME at the window's edges) (default: none).
     #[arg(long, value_name = "varnish[:NAME]")]
     pub(crate) server_stats: Option<crate::server::ServerStats>,
+    /// Run shard I of N (0-based, e.g. 2/4): this process takes 1/N of the rate or connections
+    /// and every Nth target from I; `vload report` merges the shards' run files (default: none).
+    #[arg(long, value_name = "I/N", value_parser = parse::shard)]
+    pub(crate) shard: Option<vload_engine::Shard>,
+    /// Begin at this wall-clock time (RFC 3339, e.g. 2026-11-22T10:00:00Z), so that shards
+    /// started apart begin together (default: at once).
+    #[arg(long, value_name = "TIME", value_parser = parse::start_at)]
+    pub(crate) start_at: Option<std::time::SystemTime>,
     /// Record this server process's CPU time (and its descendants') per interval, for server
     /// CPU per request (default: none).
     #[arg(long, value_name = "PID")]
@@ -237,6 +245,8 @@ impl AttackArgs {
                     (None, false) => Verify::SystemRoots,
                 },
             }),
+            shard: self.shard,
+            start_at: self.start_at,
         })
     }
 

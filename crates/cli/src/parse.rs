@@ -67,6 +67,44 @@ pub(crate) fn header(text: &str) -> Result<(http::HeaderName, http::HeaderValue)
     Ok((name, value))
 }
 
+/// `--shard I/N`: shard I (0-based) of N.
+pub(crate) fn shard(text: &str) -> Result<vload_engine::Shard, String> {
+    let bad = || {
+        format!("'{text}' is not I/N: give the 0-based shard index and the shard count, e.g. 0/4")
+    };
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (index, count): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if count == 0 {
+        return Err(format!("'{text}': the shard count must be at least 1"));
+    }
+    if index >= count {
+        return Err(format!(
+            "'{text}': shard indexes count from 0, so N shards are 0/N .. {}/N",
+            count - 1
+        ));
+    }
+    Ok(vload_engine::Shard { index, count })
+}
+
+/// `--start-at TIME`: RFC 3339 in UTC, at most a day ahead.
+pub(crate) fn start_at(text: &str) -> Result<std::time::SystemTime, String> {
+    let at = humantime::parse_rfc3339_weak(text).map_err(|e| {
+        format!("'{text}' is not an RFC 3339 UTC time like 2026-11-22T10:00:00Z ({e})")
+    })?;
+    if at
+        .duration_since(std::time::SystemTime::now())
+        .is_ok_and(|ahead| ahead > Duration::from_secs(86_400))
+    {
+        return Err(format!(
+            "'{text}' is more than a day ahead: is the date right?"
+        ));
+    }
+    Ok(at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

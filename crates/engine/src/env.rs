@@ -21,7 +21,31 @@ pub(crate) fn environment() -> Environment {
         cpus_available: cores(),
         kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".to_owned()),
         hostname: read("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".to_owned()),
+        clock: clock(),
     }
+}
+
+/// The kernel's clock discipline state, by `adjtimex` (read only: modes 0).
+fn clock() -> Option<vload_schema::ClockRecord> {
+    // SAFETY: a zeroed timex is a valid argument; modes 0 only reads the state.
+    let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+    // SAFETY: tx is a valid, writable timex.
+    let state = unsafe { libc::adjtimex(&mut tx) };
+    if state == -1 {
+        return None;
+    }
+    // The offset is in ns when STA_NANO is set, in µs otherwise.
+    let offset_us = if tx.status & libc::STA_NANO != 0 {
+        tx.offset / 1000
+    } else {
+        tx.offset
+    };
+    Some(vload_schema::ClockRecord {
+        synchronized: state != libc::TIME_ERROR && tx.status & libc::STA_UNSYNC == 0,
+        offset_us,
+        max_error_us: tx.maxerror.max(0) as u64,
+        est_error_us: tx.esterror.max(0) as u64,
+    })
 }
 
 /// CPUs this process may run on.

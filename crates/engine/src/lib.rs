@@ -45,6 +45,8 @@
 //!     http2: false,
 //!     streams: 1,
 //!     tls: None,
+//!     shard: None,
+//!     start_at: None,
 //! };
 //! let run_file = run(plan, &mut (), &Interrupt::new())?;
 //! println!("{} requests", run_file.totals.completed);
@@ -83,7 +85,7 @@ use vload_schema::{
     SCHEMA_VERSION, Totals, Window,
 };
 
-pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Stop};
+pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Shard, Stop};
 pub use targets::{Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary};
 pub use tls::{TlsError, TlsOptions, Verify};
 
@@ -133,6 +135,9 @@ pub enum EngineError {
     /// A target file is missing or malformed.
     #[error("{0}")]
     Targets(TargetError),
+    /// A shard would get nothing to do.
+    #[error("{0}")]
+    Shard(String),
     /// A worker thread panicked: a bug in vload.
     #[error("a worker thread panicked (a bug in vload; please report it)")]
     WorkerPanicked,
@@ -257,21 +262,50 @@ pub fn run(
             ));
         }
     }
-    let mut threads = plan.threads.min(plan.connections());
+    let shard = plan.own_shard();
+    let sharded = |what: &str| {
+        EngineError::Shard(format!(
+            "shard {}/{} gets no {what}: the attack has too few for {} shards",
+            shard.index, shard.count, shard.count
+        ))
+    };
+    if plan.own_connections() == 0 {
+        return Err(sharded("connection (give -c at least the shard count)"));
+    }
+    if plan.own_requests() == Some(0) {
+        return Err(sharded("request (give -n at least the shard count)"));
+    }
+    let mut threads = plan.threads.min(plan.own_connections());
     let mut pass_count = None;
     if let (Some(tp), Some(summary)) = (&plan.targets, &targets) {
         let total: u64 = summary.sets.iter().map(|s| s.targets).sum();
+        // Every shard takes every Nth target from its index.
+        let own = plan::share(total, shard.count, shard.index);
+        if summary
+            .sets
+            .iter()
+            .any(|s| plan::share(s.targets, shard.count, shard.index) == 0)
+        {
+            return Err(sharded(
+                "target (a target file has fewer entries than shards)",
+            ));
+        }
         if !matches!(tp.pick, Pick::Random { .. }) {
             // Every worker needs a share of the list.
-            threads = threads.min(u32::try_from(total).unwrap_or(u32::MAX)).max(1);
+            threads = threads.min(u32::try_from(own).unwrap_or(u32::MAX)).max(1);
         }
         if let Some(passes) = tp.passes {
             plan.stop.requests = Some(passes * total);
             pass_count = Some((total, passes));
         }
     }
-    let started_at = SystemTime::now();
-    let t0 = Instant::now() + Duration::from_millis(20);
+    // Workers start together at t0: shortly from now, or at --start-at.
+    let now = (Instant::now(), SystemTime::now());
+    let lead = Duration::from_millis(20);
+    let (t0, started_at) = match plan.start_at.map(|at| at.duration_since(now.1)) {
+        Some(Ok(wait)) if wait > lead => (now.0 + wait, now.1 + wait),
+        _ => (now.0 + lead, now.1 + lead),
+    };
     let plan = Arc::new(plan);
     let (tx, rx) = std::sync::mpsc::channel();
     let tls = plan
@@ -282,19 +316,24 @@ pub fn run(
     // Every worker's setup first: nothing may start attacking if a target file fails to open.
     let setups = (0..threads)
         .map(|id| {
+            // Worker `id` of shard i is worker i + N * id of the whole attack: schedules and
+            // target lists are dealt over all shards' workers at once.
+            let (global, workers) = (shard.index + shard.count * id, shard.count * threads);
             Ok(WorkerSetup {
                 id,
                 plan: plan.clone(),
                 t0,
-                connections: share(u64::from(plan.connections()), threads, id) as u32,
+                connections: share(u64::from(plan.own_connections()), threads, id) as u32,
                 requests: match pass_count {
-                    Some((total, passes)) => Some(targets::pass_share(total, passes, id, threads)),
-                    None => plan.stop.requests.map(|n| share(n, threads, id)),
+                    Some((total, passes)) => {
+                        Some(targets::pass_share(total, passes, global, workers))
+                    }
+                    None => plan.own_requests().map(|n| share(n, threads, id)),
                 },
-                schedule: schedule_for(&plan, t0, id, threads),
+                schedule: schedule_for(&plan, t0, global, workers),
                 targets: match (&plan.targets, &targets) {
                     (Some(tp), Some(summary)) => Some(
-                        TargetStream::new(tp, summary, id, threads)
+                        TargetStream::new(tp, summary, global, workers, shard)
                             .map_err(EngineError::Targets)?,
                     ),
                     _ => None,
@@ -403,6 +442,10 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
         warmup_s,
         measured_s: (attack_end.saturating_duration_since(t0).as_secs_f64() - warmup_s).max(0.0),
         wait_s: end.saturating_duration_since(attack_end).as_secs_f64(),
+        start_offset_s: plan.start_at.map(|at| match started_at.duration_since(at) {
+            Ok(late) => late.as_secs_f64(),
+            Err(early) => -early.duration().as_secs_f64(),
+        }),
     };
     let wall_s = end.saturating_duration_since(t0).as_secs_f64();
     let thread_cpu: Vec<f64> = c.summaries.iter().map(|s| s.cpu.as_secs_f64()).collect();
@@ -441,7 +484,7 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
         hiccup_p99_ns: p(&t.hiccup, 0.99),
         service_p50_ns: p(&t.service, 0.5),
         fd_limit,
-        fd_needed: u64::from(plan.connections()) + 64,
+        fd_needed: u64::from(plan.own_connections()) + 64,
     });
     RunFile {
         schema_version: SCHEMA_VERSION,
@@ -547,7 +590,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         } else {
             "1.1".to_owned()
         },
-        threads: plan.threads.min(plan.connections()),
+        threads: plan.threads.min(plan.own_connections()),
         histogram: HistogramSettings::default(),
         targets: plan
             .targets
@@ -565,6 +608,13 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
                 Verify::Insecure => "insecure (not verified)".to_owned(),
             },
         }),
+        shard: plan.shard.map(|s| vload_schema::ShardRecord {
+            index: s.index,
+            count: s.count,
+            connections: plan.own_connections(),
+            rate_per_s: rate_per_s.map(|r| r / f64::from(s.count)),
+        }),
+        start_at: plan.start_at.map(env::rfc3339),
     }
 }
 

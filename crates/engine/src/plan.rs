@@ -95,6 +95,24 @@ pub struct AttackPlan {
     pub streams: u32,
     /// TLS for `https://` targets; `None` for plain HTTP.
     pub tls: Option<crate::TlsOptions>,
+    /// This run is one shard of the attack the rest of the plan describes (`--shard i/N`).
+    pub shard: Option<Shard>,
+    /// Begin at this wall-clock time (`--start-at`), not at once.
+    pub start_at: Option<std::time::SystemTime>,
+}
+
+/// One part of an attack split over several processes or machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based index, below `count`.
+    pub index: u32,
+    /// Shards in the attack.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole attack as a single shard.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
 }
 
 impl AttackPlan {
@@ -111,6 +129,28 @@ impl AttackPlan {
                 max_connections, ..
             } => max_connections,
         }
+    }
+
+    /// The shard this run is, or the whole attack.
+    pub fn own_shard(&self) -> Shard {
+        self.shard.unwrap_or(Shard::WHOLE)
+    }
+
+    /// This shard's connections (closed loop) or connection cap (open loop, at least one).
+    pub fn own_connections(&self) -> u32 {
+        let s = self.own_shard();
+        let mine = share(u64::from(self.connections()), s.count, s.index) as u32;
+        if self.is_open_loop() {
+            mine.max(1)
+        } else {
+            mine
+        }
+    }
+
+    /// This shard's share of `--requests`.
+    pub fn own_requests(&self) -> Option<u64> {
+        let s = self.own_shard();
+        self.stop.requests.map(|n| share(n, s.count, s.index))
     }
 
     /// The default thread count: every core for a remote target; for a loopback target,

@@ -7,6 +7,7 @@
 //! them into the workload hash, and find malformed lines (an error naming the file and the
 //! line, or, with `skip_bad_lines`, a count).
 
+use crate::plan::Shard;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -450,6 +451,8 @@ enum SetStream {
         list: Arc<Vec<Vec<Target>>>,
         set: usize,
         rng: Rng,
+        /// Picks only entries `shard.index`, `shard.index + shard.count`, ...
+        shard: Shard,
     },
 }
 
@@ -469,7 +472,9 @@ impl std::fmt::Debug for TargetStream {
 }
 
 impl TargetStream {
-    /// The stream of worker `worker` of `workers`.
+    /// The stream of worker `worker` of `workers`, counted over every shard's workers
+    /// (worker w of shard i is `i + count * w`), so that shard i's workers together take
+    /// every `count`-th target from `i`.
     ///
     /// # Errors
     /// A file cannot be reopened.
@@ -478,6 +483,7 @@ impl TargetStream {
         summary: &TargetSummary,
         worker: u32,
         workers: u32,
+        shard: Shard,
     ) -> Result<Self, TargetError> {
         let seed = match plan.pick {
             Pick::Random { seed } => seed,
@@ -490,6 +496,7 @@ impl TargetStream {
                     list: list.clone(),
                     set: i,
                     rng: Rng::new(seed, worker, i as u32),
+                    shard,
                 },
                 None => SetStream::Sequential {
                     reader: TargetReader::open(set)?,
@@ -515,9 +522,17 @@ impl TargetStream {
     pub(crate) fn next(&mut self) -> Option<Target> {
         let set = self.choose();
         match &mut self.sets[set] {
-            SetStream::Loaded { list, set, rng } => {
+            SetStream::Loaded {
+                list,
+                set,
+                rng,
+                shard,
+            } => {
                 let targets = &list[*set];
-                Some(targets[(rng.next() % targets.len() as u64) as usize].clone())
+                let (index, count) = (u64::from(shard.index), u64::from(shard.count));
+                let own = crate::plan::share(targets.len() as u64, shard.count, shard.index);
+                let pick = index + count * (rng.next() % own.max(1));
+                targets.get(pick as usize).cloned()
             }
             SetStream::Sequential {
                 reader,
@@ -640,7 +655,7 @@ mod tests {
 
     fn collect(p: &TargetPlan, n: usize, worker: u32, workers: u32) -> Vec<String> {
         let summary = p.validate().unwrap();
-        let mut s = TargetStream::new(p, &summary, worker, workers).unwrap();
+        let mut s = TargetStream::new(p, &summary, worker, workers, Shard::WHOLE).unwrap();
         (0..n).map(|_| s.next().unwrap().path.to_string()).collect()
     }
 
@@ -672,6 +687,36 @@ mod tests {
     }
 
     #[test]
+    fn shards_take_every_nth_target_from_their_index_in_order_and_at_random() {
+        let list: String = (0..10).map(|i| format!("/{i}\n")).collect();
+        let p = plan(file("u3.txt", &list), TargetFormat::Urls, Pick::Sequential);
+        let summary = p.validate().unwrap();
+        // Shard 1 of 3 with two workers: global workers 1 and 4 of 6.
+        let take = |worker: u32, n: usize| {
+            let shard = Shard { index: 1, count: 3 };
+            let mut s = TargetStream::new(&p, &summary, worker, 6, shard).unwrap();
+            (0..n)
+                .map(|_| s.next().unwrap().path.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(take(1, 2), ["/1", "/7"]);
+        assert_eq!(take(4, 1), ["/4"]);
+        assert_eq!(pass_share(10, 1, 1, 6) + pass_share(10, 1, 4, 6), 3);
+        let p = plan(
+            file("u4.txt", &list),
+            TargetFormat::Urls,
+            Pick::Random { seed: 7 },
+        );
+        let summary = p.validate().unwrap();
+        let shard = Shard { index: 2, count: 4 };
+        let mut s = TargetStream::new(&p, &summary, 2, 4, shard).unwrap();
+        let seen: std::collections::BTreeSet<String> = (0..200)
+            .map(|_| s.next().unwrap().path.to_string())
+            .collect();
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["/2", "/6"]);
+    }
+
+    #[test]
     fn vegeta_targets_carry_method_headers_and_body() {
         let body = file("body.bin", "payload");
         let text = format!(
@@ -680,7 +725,7 @@ mod tests {
         );
         let p = plan(file("t.txt", &text), TargetFormat::Vegeta, Pick::Sequential);
         let summary = p.validate().unwrap();
-        let mut s = TargetStream::new(&p, &summary, 0, 1).unwrap();
+        let mut s = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
         let a = s.next().unwrap();
         assert_eq!(a.method, Some(Method::GET));
         assert_eq!(a.headers["x-a"], "1");
@@ -700,7 +745,7 @@ mod tests {
             Pick::Sequential,
         );
         let summary = p.validate().unwrap();
-        let t = TargetStream::new(&p, &summary, 0, 1)
+        let t = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE)
             .unwrap()
             .next()
             .unwrap();
@@ -719,7 +764,7 @@ mod tests {
         let summary = p.validate().unwrap();
         assert_eq!(summary.sets[0].targets, 2);
         assert_eq!(summary.sets[0].other_methods, 1);
-        let mut s = TargetStream::new(&p, &summary, 0, 1).unwrap();
+        let mut s = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
         let a = s.next().unwrap();
         assert_eq!(
             (a.method, a.authority.unwrap().as_str()),

@@ -1090,7 +1090,11 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
     *worker.targets.borrow_mut() = setup.targets.take();
     let plan = setup.plan.clone();
     let mut interrupt = setup.interrupt.clone();
-    tokio::time::sleep_until(setup.t0.into()).await;
+    // A Ctrl-C while waiting for --start-at ends the wait; the loop below then stops at once.
+    tokio::select! {
+        () = tokio::time::sleep_until(setup.t0.into()) => {}
+        Ok(_) = interrupt.wait_for(|on| *on) => {}
+    }
     tokio::task::spawn_local(hiccup_probe(worker.clone()));
     let end = plan.stop.duration.map(|d| setup.t0 + plan.warmup + d);
     match setup.schedule {

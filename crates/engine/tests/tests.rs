@@ -43,6 +43,8 @@ mod util {
             http2: false,
             streams: 1,
             tls: None,
+            shard: None,
+            start_at: None,
         }
     }
 

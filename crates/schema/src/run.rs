@@ -143,6 +143,23 @@ pub struct Environment {
     pub kernel: String,
     /// Host name of the client machine.
     pub hostname: String,
+    /// The kernel's view of its clock synchronisation (`adjtimex`) when the attack started:
+    /// what lines up the windows of shards on different machines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRecord>,
+}
+
+/// Clock synchronisation as the kernel reports it (NTP / chrony discipline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockRecord {
+    /// False when the kernel marks the clock unsynchronised (`STA_UNSYNC`).
+    pub synchronized: bool,
+    /// Estimated offset from the reference, in microseconds, as last set by the NTP daemon.
+    pub offset_us: i64,
+    /// Maximum error bound, in microseconds.
+    pub max_error_us: u64,
+    /// Estimated error, in microseconds.
+    pub est_error_us: u64,
 }
 
 /// Closed loop (fixed connections, back to back) or open loop (fixed arrival rate).
@@ -226,6 +243,27 @@ pub struct Plan {
     /// TLS, for `https://` targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsRecord>,
+    /// This run is one shard of a larger attack (`--shard i/N`); the rest of the plan is the
+    /// whole attack's (its rate, connections, requests), of which this shard took its share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// The wall-clock start asked for with `--start-at`, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+}
+
+/// Which part of a sharded attack a run was.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    /// 0-based index.
+    pub index: u32,
+    /// Shards in the attack.
+    pub count: u32,
+    /// Connections (closed loop) or the connection cap (open loop) this shard used.
+    pub connections: u32,
+    /// Requests per second this shard was due to send (open loop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
 }
 
 /// How TLS was used.
@@ -308,6 +346,9 @@ pub struct Window {
     pub measured_s: f64,
     /// Seconds from the last dispatch until the last response arrived (vegeta's "wait").
     pub wait_s: f64,
+    /// With `--start-at`: how much later than asked the attack began, on this machine's clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_offset_s: Option<f64>,
 }
 
 /// Counts over the measured window.

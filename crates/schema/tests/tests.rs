@@ -48,6 +48,7 @@ mod golden {
                 cpus_available: 2,
                 kernel: "6.1.0".into(),
                 hostname: "loadgen-1".into(),
+                clock: None,
             },
             plan: Plan {
                 mode: Mode::Open,
@@ -75,12 +76,15 @@ mod golden {
                 requests_per_connection: None,
                 streams: None,
                 tls: None,
+                shard: None,
+                start_at: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
                 warmup_s: 0.0,
                 measured_s: 1.0,
                 wait_s: 0.75,
+                start_offset_s: None,
             },
             totals: Totals {
                 intended: 5,

@@ -1,0 +1,293 @@
+//! The Kubernetes manifests in deploy/kubernetes, checked offline: a typed parse of the
+//! fields they use (unknown or misspelt fields are refused), the Indexed Job's invariants,
+//! and every vload flag they pass checked against `vload attack --help`. They are not
+//! validated against the full Kubernetes OpenAPI schema nor applied to a cluster here.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Job {
+    api_version: String,
+    kind: String,
+    metadata: Metadata,
+    spec: JobSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Metadata {
+    name: Option<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct JobSpec {
+    completion_mode: String,
+    completions: u32,
+    parallelism: u32,
+    backoff_limit: u32,
+    template: PodTemplate,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PodTemplate {
+    metadata: Metadata,
+    spec: PodSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PodSpec {
+    restart_policy: String,
+    #[serde(default)]
+    topology_spread_constraints: Vec<serde_yaml_ng::Value>,
+    containers: Vec<Container>,
+    volumes: Vec<Volume>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Container {
+    name: String,
+    image: String,
+    #[serde(default)]
+    command: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: Vec<Env>,
+    #[serde(default)]
+    env_from: Vec<serde_yaml_ng::Value>,
+    #[serde(default)]
+    resources: Option<serde_yaml_ng::Value>,
+    #[serde(default)]
+    volume_mounts: Vec<VolumeMount>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Env {
+    name: String,
+    value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct VolumeMount {
+    name: String,
+    mount_path: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Volume {
+    name: String,
+    persistent_volume_claim: Option<ClaimRef>,
+    empty_dir: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ClaimRef {
+    claim_name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Claim {
+    api_version: String,
+    kind: String,
+    metadata: Metadata,
+    spec: ClaimSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ClaimSpec {
+    access_modes: Vec<String>,
+    resources: serde_yaml_ng::Value,
+}
+
+fn read(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../deploy/kubernetes")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `$(NAME)` references expanded the way the kubelet does, from the container's env and
+/// the index the Job controller injects.
+fn expand(arg: &str, env: &BTreeMap<&str, &str>) -> String {
+    let mut out = arg.to_owned();
+    for (name, value) in env {
+        out = out.replace(&format!("$({name})"), value);
+    }
+    out
+}
+
+fn check_job(file: &str) -> Job {
+    let job: Job = serde_yaml_ng::from_str(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    assert_eq!(
+        (job.api_version.as_str(), job.kind.as_str()),
+        ("batch/v1", "Job")
+    );
+    assert!(job.metadata.name.is_some());
+    let spec = &job.spec;
+    assert_eq!(
+        spec.completion_mode, "Indexed",
+        "{file}: JOB_COMPLETION_INDEX needs it"
+    );
+    assert_eq!(
+        spec.completions, spec.parallelism,
+        "{file}: every shard at once"
+    );
+    assert_eq!(
+        spec.backoff_limit, 0,
+        "{file}: a retried shard would start late"
+    );
+    assert_eq!(spec.template.spec.restart_policy, "Never");
+    let labels = &spec.template.metadata.labels;
+    assert!(!spec.template.spec.topology_spread_constraints.is_empty());
+    assert!(labels.contains_key("app.kubernetes.io/name"));
+    let vload = spec
+        .template
+        .spec
+        .containers
+        .iter()
+        .find(|c| c.name == "vload")
+        .expect("a vload container");
+    assert!(vload.command.is_empty(), "the image's entrypoint is vload");
+    assert!(!vload.image.is_empty());
+    // The shard count in --shard is the Job's.
+    let shard = vload
+        .args
+        .iter()
+        .skip_while(|a| *a != "--shard")
+        .nth(1)
+        .expect("--shard");
+    assert_eq!(
+        shard,
+        &format!("$(JOB_COMPLETION_INDEX)/{}", spec.completions),
+        "{file}"
+    );
+    // Every $(VAR) is defined, and the output goes to a mounted volume.
+    let mut env: BTreeMap<&str, &str> = vload
+        .env
+        .iter()
+        .map(|e| (e.name.as_str(), e.value.as_str()))
+        .collect();
+    env.insert("JOB_COMPLETION_INDEX", "3");
+    let args: Vec<String> = vload.args.iter().map(|a| expand(a, &env)).collect();
+    assert!(
+        args.iter().all(|a| !a.contains("$(")),
+        "{file}: undefined variable in {args:?}"
+    );
+    let output = args.iter().skip_while(|a| *a != "-o").nth(1).expect("-o");
+    assert_eq!(output, "/results/shard-3.json");
+    let mounts: Vec<&str> = vload
+        .volume_mounts
+        .iter()
+        .map(|m| m.mount_path.as_str())
+        .collect();
+    assert!(
+        mounts.iter().any(|m| output.starts_with(m)),
+        "{file}: {mounts:?}"
+    );
+    let volumes: Vec<&str> = spec
+        .template
+        .spec
+        .volumes
+        .iter()
+        .map(|v| v.name.as_str())
+        .collect();
+    for mount in &vload.volume_mounts {
+        assert!(
+            volumes.contains(&mount.name.as_str()),
+            "{file}: {}",
+            mount.name
+        );
+    }
+    for volume in &spec.template.spec.volumes {
+        assert!(volume.persistent_volume_claim.is_some() || volume.empty_dir.is_some());
+    }
+    // The values parse as vload reads them (RFC 3339 UTC, humantime durations).
+    let value = |flag: &str| args.iter().skip_while(|a| *a != flag).nth(1).unwrap();
+    humantime::parse_rfc3339_weak(value("--start-at")).expect("--start-at is RFC 3339");
+    for flag in ["--duration", "--warmup"] {
+        humantime::parse_duration(value(flag)).unwrap_or_else(|e| panic!("{flag}: {e}"));
+    }
+    assert!(
+        args.last().unwrap().starts_with("http://"),
+        "the URL comes last"
+    );
+    // Every flag is one vload attack knows.
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_vload"))
+        .args(["attack", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert_eq!(args[0], "attack");
+    for flag in args.iter().filter(|a| a.starts_with("--")) {
+        assert!(
+            help.contains(flag.as_str()),
+            "{file}: vload attack has no {flag}"
+        );
+    }
+    job
+}
+
+#[test]
+fn indexed_job_with_a_shared_volume() {
+    let job = check_job("job.yaml");
+    let claim = job.spec.template.spec.volumes[0]
+        .persistent_volume_claim
+        .as_ref()
+        .expect("a claim");
+    let pvc: Claim = serde_yaml_ng::from_str(&read("results-pvc.yaml")).unwrap();
+    assert_eq!(
+        (pvc.api_version.as_str(), pvc.kind.as_str()),
+        ("v1", "PersistentVolumeClaim")
+    );
+    assert_eq!(
+        pvc.metadata.name.as_deref(),
+        Some(claim.claim_name.as_str())
+    );
+    assert_eq!(
+        pvc.spec.access_modes,
+        ["ReadWriteMany"],
+        "shards on several nodes"
+    );
+    assert!(pvc.spec.resources.get("requests").is_some());
+}
+
+#[test]
+fn indexed_job_with_an_upload_container() {
+    let job = check_job("job-upload.yaml");
+    let containers = &job.spec.template.spec.containers;
+    let upload = containers
+        .iter()
+        .find(|c| c.name == "upload")
+        .expect("an uploader");
+    let script = upload.args.join("\n");
+    assert!(
+        script.contains("shard-$JOB_COMPLETION_INDEX.json"),
+        "{script}"
+    );
+    assert!(upload.env.iter().any(|e| e.name == "RESULTS_URL"));
+    assert!(!upload.env_from.is_empty(), "credentials from a secret");
+    assert_eq!(upload.volume_mounts[0].mount_path, "/results");
+    assert!(upload.resources.is_none());
+}
+
+#[test]
+fn misspelt_fields_are_refused() {
+    let text = read("job.yaml").replace("completionMode", "completionMod");
+    assert!(serde_yaml_ng::from_str::<Job>(&text).is_err());
+}
