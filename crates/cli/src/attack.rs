@@ -106,6 +106,9 @@ pub(crate) struct AttackArgs {
     /// (varnishstat -j -n NAME at the window's edges) (default: none).
     #[arg(long, value_name = "varnish[:NAME]")]
     pub(crate) server_stats: Option<crate::server::ServerStats>,
+    /// HTTP/1.1 client: vload's lean one, or hyper's for comparison (default: lean).
+    #[arg(long, value_name = "lean|hyper", value_parser = parse::http1_client, default_value = "lean")]
+    pub(crate) http1_client: vload_engine::Http1Client,
     /// Run shard I of N (0-based, e.g. 2/4): this process takes 1/N of the rate or connections
     /// and every Nth target from I; `vload report` merges the shards' run files (default: none).
     #[arg(long, value_name = "I/N", value_parser = parse::shard)]
@@ -247,6 +250,7 @@ impl AttackArgs {
             }),
             shard: self.shard,
             start_at: self.start_at,
+            http1_client: self.http1_client,
         })
     }
 

@@ -67,6 +67,15 @@ pub(crate) fn header(text: &str) -> Result<(http::HeaderName, http::HeaderValue)
     Ok((name, value))
 }
 
+/// `--http1-client lean|hyper`.
+pub(crate) fn http1_client(text: &str) -> Result<vload_engine::Http1Client, String> {
+    match text {
+        "lean" => Ok(vload_engine::Http1Client::Lean),
+        "hyper" => Ok(vload_engine::Http1Client::Hyper),
+        _ => Err(format!("'{text}': expected lean or hyper")),
+    }
+}
+
 /// `--shard I/N`: shard I (0-based) of N.
 pub(crate) fn shard(text: &str) -> Result<vload_engine::Shard, String> {
     let bad = || {

@@ -29,14 +29,46 @@ pub(crate) enum CacheSource {
 
 /// Classifies one response.
 pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>) {
-    if let Some(ids) = headers.get(&X_VARNISH).and_then(|v| v.to_str().ok()) {
+    decide(
+        headers.get(&X_VARNISH).map(|v| v.as_bytes()),
+        headers.get(&X_CACHE).map(|v| v.as_bytes()),
+        headers.get(AGE).map(|v| v.as_bytes()),
+    )
+}
+
+/// Classifies one response from its header lines as received (any case), without a map.
+pub(crate) fn classify_pairs<'a>(
+    headers: impl Iterator<Item = (&'a str, &'a [u8])>,
+) -> (CacheClass, Option<CacheSource>) {
+    let (mut varnish, mut cache, mut age) = (None, None, None);
+    for (name, value) in headers {
+        // Cheap first test: all three names are 3 or 7 or 9 bytes long.
+        match name.len() {
+            9 if name.eq_ignore_ascii_case("x-varnish") => varnish = Some(value),
+            7 if name.eq_ignore_ascii_case("x-cache") => cache = Some(value),
+            3 if name.eq_ignore_ascii_case("age") => age = Some(value),
+            _ => {}
+        }
+    }
+    decide(varnish, cache, age)
+}
+
+fn decide(
+    varnish: Option<&[u8]>,
+    cache: Option<&[u8]>,
+    age: Option<&[u8]>,
+) -> (CacheClass, Option<CacheSource>) {
+    fn text(v: Option<&[u8]>) -> Option<&str> {
+        v.and_then(|v| std::str::from_utf8(v).ok())
+    }
+    if let Some(ids) = text(varnish) {
         let class = match ids.split_ascii_whitespace().count() {
             2 => CacheClass::Hit,
             _ => CacheClass::Miss,
         };
         return (class, Some(CacheSource::XVarnish));
     }
-    if let Some(value) = headers.get(&X_CACHE).and_then(|v| v.to_str().ok()) {
+    if let Some(value) = text(cache) {
         // Layered caches append: "MISS, HIT" is a hit at the layer nearest the client.
         let last = value
             .rsplit(',')
@@ -51,10 +83,7 @@ pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>)
             return (CacheClass::Miss, Some(CacheSource::XCache));
         }
     }
-    let age = headers
-        .get(AGE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
+    let age = text(age).and_then(|v| v.trim().parse::<u64>().ok());
     if age.is_some_and(|age| age > 0) {
         return (CacheClass::Hit, Some(CacheSource::Age));
     }
@@ -92,6 +121,13 @@ mod tests {
         ];
         for (pairs, expected) in cases {
             assert_eq!(classify(&headers(pairs)), expected, "{pairs:?}");
+            // The same from raw header lines, in any case.
+            let upper: Vec<(String, &str)> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_ascii_uppercase(), *v))
+                .collect();
+            let raw = upper.iter().map(|(k, v)| (k.as_str(), v.as_bytes()));
+            assert_eq!(classify_pairs(raw), expected, "{pairs:?}");
         }
     }
 

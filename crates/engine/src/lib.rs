@@ -46,6 +46,7 @@
 //!     streams: 1,
 //!     tls: None,
 //!     shard: None,
+//!     http1_client: Default::default(),
 //!     start_at: None,
 //! };
 //! let run_file = run(plan, &mut (), &Interrupt::new())?;
@@ -66,6 +67,7 @@
 mod cache;
 mod collect;
 mod env;
+mod h1;
 mod health;
 mod plan;
 mod record;
@@ -85,7 +87,7 @@ use vload_schema::{
     SCHEMA_VERSION, Totals, Window,
 };
 
-pub use plan::{Arrival, AttackPlan, Load, RequestTemplate, Shard, Stop};
+pub use plan::{Arrival, AttackPlan, Http1Client, Load, RequestTemplate, Shard, Stop};
 pub use targets::{Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary};
 pub use tls::{TlsError, TlsOptions, Verify};
 

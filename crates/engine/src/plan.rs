@@ -97,8 +97,20 @@ pub struct AttackPlan {
     pub tls: Option<crate::TlsOptions>,
     /// This run is one shard of the attack the rest of the plan describes (`--shard i/N`).
     pub shard: Option<Shard>,
+    /// Which HTTP/1.1 client speaks for vload (HTTP/2 always uses hyper's).
+    pub http1_client: Http1Client,
     /// Begin at this wall-clock time (`--start-at`), not at once.
     pub start_at: Option<std::time::SystemTime>,
+}
+
+/// The HTTP/1.1 client implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Http1Client {
+    /// vload's own: requests prepared once, responses parsed in place (the default).
+    #[default]
+    Lean,
+    /// hyper's client connection, for comparison.
+    Hyper,
 }
 
 /// One part of an attack split over several processes or machines.

@@ -114,6 +114,21 @@ struct Prepared {
     h2_authority: Option<String>,
     /// `http` or `https`.
     scheme: &'static str,
+    /// The whole request as bytes, for the lean HTTP/1.1 client.
+    raw: Option<Bytes>,
+}
+
+/// A request ready for a connection.
+enum Outgoing {
+    /// For hyper (HTTP/2, or `--http1-client hyper`).
+    Hyper(Box<http::Request<Full<Bytes>>>),
+    /// For the lean HTTP/1.1 client: the bytes to write.
+    Raw { bytes: Bytes, head: bool },
+}
+
+/// True when HTTP/1.1 goes through vload's lean client.
+fn lean(plan: &AttackPlan) -> bool {
+    !plan.http2 && plan.http1_client == crate::plan::Http1Client::Lean
 }
 
 fn scheme(plan: &AttackPlan) -> &'static str {
@@ -140,7 +155,7 @@ impl Prepared {
             Some(authority) => format!("{}://{authority}{path}", scheme(plan)),
             None => path.to_owned(),
         };
-        Prepared {
+        let mut prepared = Prepared {
             method: template.method.clone(),
             path: path
                 .parse()
@@ -149,18 +164,61 @@ impl Prepared {
             body: template.body.clone(),
             h2_authority,
             scheme: scheme(plan),
+            raw: None,
+        };
+        if lean(plan) {
+            let mut request = prepared.build();
+            if !request.headers().contains_key(http::header::HOST) {
+                *request.uri_mut() = template.url.clone();
+            }
+            prepared.raw = Some(Bytes::from(crate::h1::serialize(&request, &prepared.body)));
+        }
+        prepared
+    }
+
+    /// The request of this attack (`target` from a file, or the URL), as the connection
+    /// needs it; and its body.
+    fn outgoing(&self, target: Option<&Target>) -> (Outgoing, Bytes) {
+        let Some(raw) = &self.raw else {
+            return match target {
+                None => (Outgoing::Hyper(Box::new(self.build())), self.body.clone()),
+                Some(t) => (
+                    Outgoing::Hyper(Box::new(self.build_target(t))),
+                    self.body_of(t),
+                ),
+            };
+        };
+        let head = |m: &http::Method| *m == http::Method::HEAD;
+        match target {
+            None => (
+                Outgoing::Raw {
+                    bytes: raw.clone(),
+                    head: head(&self.method),
+                },
+                self.body.clone(),
+            ),
+            Some(t) => {
+                let request = self.build_target(t);
+                let body = self.body_of(t);
+                let bytes = Bytes::from(crate::h1::serialize(&request, &body));
+                let head = head(request.method());
+                (Outgoing::Raw { bytes, head }, body)
+            }
+        }
+    }
+
+    fn body_of(&self, target: &Target) -> Bytes {
+        if target.body.is_empty() {
+            self.body.clone()
+        } else {
+            target.body.clone()
         }
     }
 
     /// The request for a target from a file: its method, path, Host and headers over the
     /// attack's defaults.
     fn build_target(&self, target: &Target) -> http::Request<Full<Bytes>> {
-        let body = if target.body.is_empty() {
-            self.body.clone()
-        } else {
-            target.body.clone()
-        };
-        let mut req = http::Request::new(Full::new(body));
+        let mut req = http::Request::new(Full::new(self.body_of(target)));
         *req.method_mut() = target.method.clone().unwrap_or_else(|| self.method.clone());
         let mut headers = self.headers.clone();
         *req.uri_mut() = match &self.h2_authority {
@@ -234,12 +292,15 @@ enum Driver {
     H1(Pin<Box<http1::Connection<TokioIo<Io>, Full<Bytes>>>>),
     /// HTTP/2: its own task, since several streams share it.
     Spawned,
+    /// The lean HTTP/1.1 client: no state machine apart from the connection itself.
+    Lean,
 }
 
 /// The sending half of a connection.
 enum Sender {
     H1(http1::SendRequest<Full<Bytes>>),
     H2(http2::SendRequest<Full<Bytes>>),
+    Lean(Box<crate::h1::H1Conn>),
 }
 
 impl Sender {
@@ -247,6 +308,7 @@ impl Sender {
         match self {
             Sender::H1(s) => s.is_closed(),
             Sender::H2(s) => s.is_closed(),
+            Sender::Lean(c) => c.is_closed(),
         }
     }
 
@@ -263,6 +325,7 @@ impl Sender {
                 s.ready().await?;
                 s.send_request(request).await
             }
+            Sender::Lean(_) => unreachable!("the lean client takes bytes, not a request"),
         }
     }
 }
@@ -311,6 +374,19 @@ impl Conn {
         })
     }
 
+    /// While idle: true once the connection has closed (the server's idle timeout).
+    fn poll_closed(&mut self, cx: &mut Context<'_>) -> bool {
+        match &mut self.sender {
+            Sender::Lean(c) => {
+                if c.poll_idle(cx) {
+                    self.driver = None;
+                }
+                self.driver.is_none()
+            }
+            _ => Conn::poll_driver(&mut self.driver, cx),
+        }
+    }
+
     /// Polls hyper's connection; returns true once it has closed.
     fn poll_driver(driver: &mut Option<Driver>, cx: &mut Context<'_>) -> bool {
         if let Some(Driver::H1(d)) = driver
@@ -325,16 +401,38 @@ impl Conn {
     /// Sends one request and reads the whole response; `None` when the deadline passed first.
     async fn exchange(
         &mut self,
-        request: http::Request<Full<Bytes>>,
+        request: Outgoing,
         deadline: Instant,
     ) -> Option<Result<Exchange, Failure>> {
         self.timeout.as_mut().reset(deadline.into());
         let Conn {
-            sender,
-            driver,
-            timeout,
-            ..
+            sender, timeout, ..
         } = self;
+        let request = match (request, sender) {
+            (Outgoing::Raw { bytes, head }, Sender::Lean(conn)) => {
+                let mut response = std::pin::pin!(conn.exchange(&bytes, head));
+                return std::future::poll_fn(|cx| {
+                    if let Poll::Ready(result) = response.as_mut().poll(cx) {
+                        return Poll::Ready(Some(result.map(|r| Exchange {
+                            status: r.status,
+                            body_bytes: r.body_bytes,
+                            cache: r.cache,
+                            close: r.close,
+                        })));
+                    }
+                    if timeout.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(None);
+                    }
+                    Poll::Pending
+                })
+                .await;
+            }
+            (Outgoing::Hyper(request), _) => *request,
+            (Outgoing::Raw { .. }, _) => unreachable!("lean requests go to lean connections"),
+        };
+        let sender = &mut self.sender;
+        let driver = &mut self.driver;
+        let timeout = &mut self.timeout;
         let mut response = std::pin::pin!(request_response(sender, request));
         std::future::poll_fn(|cx| {
             if let Poll::Ready(result) = response.as_mut().poll(cx) {
@@ -588,6 +686,11 @@ impl Worker {
                 let _ = connection.await;
             });
             (Sender::H2(sender), Driver::Spawned)
+        } else if lean(&self.plan) {
+            (
+                Sender::Lean(Box::new(crate::h1::H1Conn::new(stream))),
+                Driver::Lean,
+            )
         } else {
             let (sender, connection) = http1::Builder::new()
                 .handshake(TokioIo::new(stream))
@@ -607,16 +710,17 @@ impl Worker {
     }
 
     async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
-        let (request, other_host) = match self.targets.borrow_mut().as_mut() {
-            None => (self.request.build(), None),
+        let ((request, body), other_host) = match self.targets.borrow_mut().as_mut() {
+            None => (self.request.outgoing(None), None),
             Some(stream) => match stream.next() {
                 Some(target) => (
-                    self.request.build_target(&target),
+                    self.request.outgoing(Some(&target)),
                     self.other_tls_host(&target),
                 ),
                 None => return Flow::Exhausted,
             },
         };
+        let request = (request, body.len() as u64);
         match other_host {
             None => self.exchange(conn, request, job).await,
             Some(host) => {
@@ -635,19 +739,13 @@ impl Worker {
     }
 
     /// Sends `request` over this task's connection with `host` as SNI, made if needed.
-    async fn exchange_as(
-        &self,
-        conn: &mut Conn,
-        host: &str,
-        request: http::Request<Full<Bytes>>,
-        job: Job,
-    ) {
+    async fn exchange_as(&self, conn: &mut Conn, host: &str, request: (Outgoing, u64), job: Job) {
         let found = conn.side.iter().position(|(name, _)| **name == *host);
         let mut side = match found {
             Some(i) => {
                 let (name, mut side) = conn.side.swap_remove(i);
                 // Notices a close by the server while the connection sat idle.
-                Conn::poll_driver(&mut side.driver, &mut Context::from_waker(Waker::noop()));
+                side.poll_closed(&mut Context::from_waker(Waker::noop()));
                 if side.is_open() {
                     (name, side)
                 } else {
@@ -673,12 +771,9 @@ impl Worker {
     async fn exchange(
         &self,
         conn: &mut Conn,
-        request: http::Request<Full<Bytes>>,
+        (request, body_len): (Outgoing, u64),
         job: Job,
     ) -> Flow {
-        let body_len = hyper::body::Body::size_hint(request.body())
-            .exact()
-            .unwrap_or(0);
         let start = Instant::now();
         {
             let mut stats = self.stats.borrow_mut();
@@ -779,7 +874,7 @@ impl Worker {
             if slot.closed.get() {
                 return Poll::Ready(Next::Stop);
             }
-            if Conn::poll_driver(&mut conn.driver, cx) {
+            if conn.poll_closed(cx) {
                 self.pool.borrow_mut().idle.retain(|s| !Rc::ptr_eq(s, slot));
                 return Poll::Ready(match slot.job.take() {
                     Some(job) => Next::Job(job),
