@@ -51,16 +51,16 @@ enum Framing {
 
 /// What the head says, owned (the parse borrows the buffer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Head {
-    len: usize,
-    status: u16,
+pub(crate) struct Head {
+    pub(crate) len: usize,
+    pub(crate) status: u16,
     framing: Framing,
     close: bool,
-    cache: (CacheClass, Option<CacheSource>),
+    pub(crate) cache: (CacheClass, Option<CacheSource>),
 }
 
 /// Parses a response head at the start of `buf`: `Ok(None)` until it is complete.
-fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
+pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     let len = match response.parse(buf) {

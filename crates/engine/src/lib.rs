@@ -64,6 +64,8 @@
 //!
 //! HTTP/1.1 over TCP. Latencies above 60 s are clamped and counted in `out_of_range`.
 
+#[doc(hidden)]
+pub mod bench;
 mod cache;
 mod collect;
 mod env;

@@ -35,6 +35,9 @@ use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
 const LATE_SEND: Duration = Duration::from_millis(1);
 /// Closed loop: pause after a failed connect so a dead server is not spun on.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+/// Open loop: an idle connection unused this long is closed, so that connections opened for
+/// a burst do not stay forever (the idle list is a stack: the busy ones stay on top).
+const IDLE_REAP: Duration = Duration::from_secs(5);
 /// In-flight requests get this long to finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 
@@ -104,7 +107,7 @@ pub(crate) fn run(setup: WorkerSetup) {
 
 /// The request as sent, prepared once.
 #[derive(Debug)]
-struct Prepared {
+pub(crate) struct Prepared {
     method: http::Method,
     /// Origin-form for HTTP/1.1, absolute for HTTP/2 (whose `:authority` replaces Host).
     path: http::Uri,
@@ -119,7 +122,7 @@ struct Prepared {
 }
 
 /// A request ready for a connection.
-enum Outgoing {
+pub(crate) enum Outgoing {
     /// For hyper (HTTP/2, or `--http1-client hyper`).
     Hyper(Box<http::Request<Full<Bytes>>>),
     /// For the lean HTTP/1.1 client: the bytes to write.
@@ -136,7 +139,7 @@ fn scheme(plan: &AttackPlan) -> &'static str {
 }
 
 impl Prepared {
-    fn new(plan: &AttackPlan) -> Self {
+    pub(crate) fn new(plan: &AttackPlan) -> Self {
         let template = &plan.request;
         let path = template.url.path_and_query().map_or("/", |pq| pq.as_str());
         let mut headers = template.headers.clone();
@@ -178,7 +181,7 @@ impl Prepared {
 
     /// The request of this attack (`target` from a file, or the URL), as the connection
     /// needs it; and its body.
-    fn outgoing(&self, target: Option<&Target>) -> (Outgoing, Bytes) {
+    pub(crate) fn outgoing(&self, target: Option<&Target>) -> (Outgoing, Bytes) {
         let Some(raw) = &self.raw else {
             return match target {
                 None => (Outgoing::Hyper(Box::new(self.build())), self.body.clone()),
@@ -271,6 +274,8 @@ struct Job {
 struct Slot {
     job: Cell<Option<Job>>,
     closed: Cell<bool>,
+    /// When it last became idle.
+    idle_since: Cell<Option<Instant>>,
     waker: RefCell<Option<Waker>>,
 }
 
@@ -865,6 +870,7 @@ impl Worker {
             if self.dispatch_done.get() {
                 return Next::Stop;
             }
+            slot.idle_since.set(Some(Instant::now()));
             pool.idle.push(slot.clone());
         }
         std::future::poll_fn(|cx| {
@@ -918,6 +924,27 @@ impl Worker {
             self.connections.set(self.connections.get() + 1);
             self.connecting.set(self.connecting.get() + 1);
             self.spawn_task(open_connection(self.clone()));
+        }
+    }
+
+    /// Closes the connections that have been idle longer than [`IDLE_REAP`]: the oldest
+    /// idle ones, at the bottom of the stack.
+    fn reap_idle(&self, now: Instant) {
+        let stale = {
+            let mut pool = self.pool.borrow_mut();
+            let old = pool
+                .idle
+                .iter()
+                .take_while(|slot| {
+                    slot.idle_since
+                        .get()
+                        .is_some_and(|t| now.saturating_duration_since(t) > IDLE_REAP)
+                })
+                .count();
+            pool.idle.drain(..old).collect::<Vec<_>>()
+        };
+        for slot in stale {
+            slot.fill(None);
         }
     }
 
@@ -1213,6 +1240,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
             () = worker.all_done.notified() => break,
             () = tokio::time::sleep_until(tick.into()) => {
                 worker.flush(index, &setup.to_collector);
+                worker.reap_idle(Instant::now());
                 index += 1;
                 tick += Duration::from_secs(1);
             }

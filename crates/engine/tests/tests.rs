@@ -539,6 +539,49 @@ mod errors {
         assert_eq!(run.totals.errors[&ErrorKind::Protocol].count, 5);
     }
 
+    /// Connections opened for a burst are closed once idle for 5 s: open-loop memory and
+    /// the server's connection count do not keep the high-water mark of one slow second.
+    #[test]
+    fn connections_idle_after_a_burst_are_closed() {
+        use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet};
+        let origin = origin();
+        // The first second is slow (about 60 requests in flight), the rest fast.
+        let mut list = String::new();
+        (0..200).for_each(|i| list += &format!("/slow/{i}?delay=300ms\n"));
+        (0..1400).for_each(|i| list += &format!("/fast/{i}\n"));
+        let path = std::env::temp_dir().join(format!("vload-reap-{}.txt", std::process::id()));
+        std::fs::write(&path, list).unwrap();
+        let mut p = plan(origin.addr(), "/", open(200.0, 200), count(1_600));
+        p.targets = Some(TargetPlan {
+            sets: vec![TargetSet {
+                path,
+                format: TargetFormat::Urls,
+                weight: 1,
+            }],
+            pick: Pick::Sequential,
+            passes: None,
+            skip_bad_lines: false,
+        });
+        let (run, open_late) = std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(7_700));
+                origin.stats().connections_open
+            });
+            (attack(p), sampler.join().unwrap())
+        });
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        assert!(
+            run.totals.connections_opened >= 30,
+            "the slow second needed many: {}",
+            run.totals.connections_opened
+        );
+        assert!(
+            open_late <= 10,
+            "{open_late} of {} connections still open 6 s after the burst",
+            run.totals.connections_opened
+        );
+    }
+
     /// Like Varnish's timeout_idle: keep-alive responses, then a silent close when idle.
     #[test]
     fn servers_closing_idle_connections_cause_no_errors() {

@@ -1,0 +1,144 @@
+//! The engine's per-request work: recording into an interval, the once-a-second swap and
+//! merge, preparing a request, parsing and classifying a response.
+#![allow(
+    missing_docs,
+    reason = "criterion_group! generates undocumented functions"
+)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use vload_engine::bench::{Interval, Requests, classify_map, parse_response};
+use vload_engine::{AttackPlan, Http1Client, Load, RequestTemplate, Stop};
+
+/// A Varnish hit as it comes over the wire: 9 headers, 11-byte body.
+const VARNISH_HIT: &[u8] = b"HTTP/1.1 200 OK\r\nDate: Sun, 22 Nov 2026 04:50:00 GMT\r\n\
+Server: Varnish\r\nContent-Type: text/plain\r\nX-Varnish: 32773 32771\r\nAge: 12\r\n\
+Via: 1.1 varnish (Varnish/7.1)\r\nAccept-Ranges: bytes\r\nContent-Length: 11\r\n\
+Connection: keep-alive\r\n\r\nHello World";
+
+fn plan(client: Http1Client) -> AttackPlan {
+    let mut headers = http::HeaderMap::new();
+    headers.insert(http::header::HOST, "127.0.0.1:6081".parse().unwrap());
+    headers.insert(http::header::USER_AGENT, "vload/0.1".parse().unwrap());
+    AttackPlan {
+        request: RequestTemplate {
+            url: "http://127.0.0.1:6081/index.html".parse().unwrap(),
+            method: http::Method::GET,
+            headers,
+            body: Default::default(),
+        },
+        connect_to: "127.0.0.1:6081".parse().unwrap(),
+        load: Load::Closed { connections: 50 },
+        stop: Stop {
+            duration: Some(Duration::from_secs(10)),
+            requests: None,
+        },
+        warmup: Duration::ZERO,
+        timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        threads: 1,
+        label: None,
+        hlog: None,
+        targets: None,
+        requests_per_connection: None,
+        connect_to_set: false,
+        http2: false,
+        streams: 1,
+        tls: None,
+        shard: None,
+        start_at: None,
+        http1_client: client,
+    }
+}
+
+fn latencies(n: usize) -> Vec<u64> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            100_000 + (x % 1_000) * (x % 1_000) * 100
+        })
+        .collect()
+}
+
+fn interval(c: &mut Criterion) {
+    let values = latencies(10_000);
+    let mut group = c.benchmark_group("interval");
+    group.throughput(Throughput::Elements(values.len() as u64));
+    group.bench_function("record_request/open_loop/10k", |b| {
+        b.iter_batched_ref(
+            Interval::default,
+            |i| {
+                for &v in &values {
+                    i.record_request(black_box(v + 5_000), black_box(v), 200);
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+    let mut full = Interval::default();
+    for &v in &values {
+        full.record_request(v + 5_000, v, 200);
+    }
+    let mut group = c.benchmark_group("interval");
+    group.bench_function("swap/10k_recorded", |b| {
+        b.iter_batched_ref(
+            || {
+                let mut i = Interval::default();
+                i.merge(&full);
+                i
+            },
+            |i| black_box(i.take()),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("merge/10k_recorded", |b| {
+        b.iter_batched_ref(
+            Interval::default,
+            |i| i.merge(black_box(&full)),
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+fn request(c: &mut Criterion) {
+    let mut group = c.benchmark_group("request");
+    group.throughput(Throughput::Elements(1));
+    for (name, client) in [("lean", Http1Client::Lean), ("hyper", Http1Client::Hyper)] {
+        let requests = Requests::new(&plan(client));
+        group.bench_function(format!("prepare/{name}/2_headers"), |b| {
+            b.iter(|| black_box(requests.next()))
+        });
+    }
+    group.finish();
+}
+
+fn response(c: &mut Criterion) {
+    let mut group = c.benchmark_group("response");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("parse_and_classify/lean/varnish_hit_10_headers", |b| {
+        b.iter(|| black_box(parse_response(black_box(VARNISH_HIT))))
+    });
+    let mut map = http::HeaderMap::new();
+    for line in std::str::from_utf8(VARNISH_HIT).unwrap().lines().skip(1) {
+        if let Some((k, v)) = line.split_once(": ") {
+            map.append(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+    }
+    group.bench_function("classify/header_map/varnish_hit_10_headers", |b| {
+        b.iter(|| black_box(classify_map(black_box(&map))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, interval, request, response);
+criterion_main!(benches);
