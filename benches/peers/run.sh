@@ -8,7 +8,7 @@
 #   defaults: 3 rounds, 5 s, 50 connections, "nginx origin", "wrk h2load oha vegeta hey vload"
 #
 # Every tool runs one client thread where it has the option (wrk -t1, h2load -t1, vload -t 1,
-# hey and vegeta by GOMAXPROCS=1, oha by its own worker count of 1 where supported), so that
+# hey and vegeta by GOMAXPROCS=1, oha --worker-threads 1), so that
 # on a small machine the target gets the other cores. Missing tools are installed:
 # wrk and h2load from Debian (apt-get), oha with cargo install, vegeta and hey with go install.
 # SKIP_INSTALL=1 runs only what is found. Targets: nginx (one worker, a fixed 11-byte body,
@@ -29,7 +29,13 @@ install() { # tool
         nginx) $sudo apt-get install -y -qq nginx-light >/dev/null || $sudo apt-get install -y -qq nginx >/dev/null ;;
         time) $sudo apt-get install -y -qq time >/dev/null ;;
         oha) cargo install --locked --quiet oha ;;
-        vegeta) go install github.com/tsenart/vegeta/v12@v12.12.0 ;;
+        vegeta) go install github.com/tsenart/vegeta/v12@v12.12.0 2>/dev/null || (
+                    # Some proxies refuse the module list that `go install` reads; build it
+                    # from a throwaway module instead.
+                    dir=$(mktemp -d); cd "$dir" && go mod init vegeta-build >/dev/null 2>&1 &&
+                    go get github.com/tsenart/vegeta/v12@v12.12.0 >/dev/null 2>&1 &&
+                    mkdir -p "$HOME/go/bin" && go build -o "$HOME/go/bin/vegeta" github.com/tsenart/vegeta/v12
+                    rc=$?; rm -rf "$dir"; exit $rc) ;;
         hey) go install github.com/rakyll/hey@latest ;;
     esac
 }
@@ -45,14 +51,14 @@ cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.to
 tmp=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
-ulimit -n 65536 2>/dev/null || true
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 start_target() { # name port
     if [[ $1 = nginx ]]; then
         need nginx || { echo "needs nginx" >&2; exit 2; }
         cat > "$tmp/nginx.conf" <<CONF
 worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;
-worker_rlimit_nofile 65536;
+worker_rlimit_nofile $(ulimit -Hn);
 events { worker_connections 65536; }
 http { access_log off; keepalive_requests 100000000;
   client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
@@ -78,7 +84,7 @@ measure() { # tool url
              reqs=$(awk '/requests in/ {print $1}' "$out"); rps=$(awk '/Requests\/sec/ {print $2}' "$out") ;;
         h2load) "${t[@]}" h2load --h1 -t1 -c"$conns" -D"$secs" "$url" >"$out" 2>&1 || true
              reqs=$(awk '/^requests:/ {print $8}' "$out"); rps=$(awk '/^finished in/ {print $4}' "$out") ;;
-        oha) "${t[@]}" oha --no-tui -j -c "$conns" -z "${secs}s" "$url" >"$out" 2>/dev/null || true
+        oha) "${t[@]}" oha --no-tui --output-format json --worker-threads 1 -c "$conns" -z "${secs}s" "$url" >"$out" 2>/dev/null || true
              read -r reqs rps < <(python3 -c "
 import json; d=json.load(open('$out')); s=d['summary']
 n=sum(d.get('statusCodeDistribution',{}).values()); print(n, s['requestsPerSec'])") ;;

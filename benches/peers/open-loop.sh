@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Open loop against vegeta: both asked for the same constant rate on the same target (nginx,
+# one worker, 11-byte body). Prints what each achieved: the rate it actually sent at, its
+# latency p50/p99, and for vload the dispatch lag p99 and late sends (how far behind its own
+# schedule it fell). vegeta reports no schedule lag; its achieved "rate" falling short of the
+# asked rate, or its latency exploding, is how it shows it cannot keep up.
+#   bash benches/peers/open-loop.sh [RATES] [SECONDS] [MAX_CONNECTIONS]
+#   defaults: "50000 100000 150000", 10 s, 1000
+set -euo pipefail
+rates=${1:-50000 100000 150000}; secs=${2:-10}; maxc=${3:-1000}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+export PATH="$PATH:$HOME/go/bin"
+for tool in vegeta nginx; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
+cargo build --release -q -p vload --manifest-path "$top/Cargo.toml"
+tmp=$(mktemp -d); pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+port=18099
+cat > "$tmp/nginx.conf" <<CONF
+worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log; worker_rlimit_nofile $(ulimit -Hn);
+events { worker_connections 65536; }
+http { access_log off; keepalive_requests 100000000;
+  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
+  server { listen 127.0.0.1:$port backlog=4096; location / { default_type text/plain; return 200 "Hello World"; } } }
+CONF
+nginx -c "$tmp/nginx.conf" & pids+=($!)
+sleep 1
+url="http://127.0.0.1:$port/"
+echo "| tool | asked req/s | sent req/s | p50 | p99 | dispatch lag p99 | late sends (>1 ms) | client CPU µs/request |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for rate in $rates; do
+    echo "GET $url" | GOMAXPROCS=1 /usr/bin/time -f "%U %S" -o "$tmp/time" vegeta attack -rate="$rate" \
+        -duration="${secs}s" -max-workers="$maxc" > "$tmp/v.bin" 2>/dev/null || true
+    vegeta report -type=json "$tmp/v.bin" > "$tmp/v.json"
+    read -r user sys < "$tmp/time"
+    python3 - "$tmp/v.json" "$rate" "$user" "$sys" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); l = d["latencies"]
+cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(d["requests"], 1)
+print(f"| vegeta | {int(sys.argv[2]):,} | {d['rate']:,.0f} | {l['50th']/1e3:,.0f} µs | {l['99th']/1e3:,.0f} µs | n/a | n/a | {cpu:.2f} |")
+PY
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -r "$rate" -d "${secs}s" \
+        --max-connections "$maxc" --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
+    read -r user sys < "$tmp/time"
+    "$top/target/release/vload" report --format json "$tmp/run.json" > "$tmp/rep.json"
+    python3 - "$tmp/rep.json" "$rate" "$user" "$sys" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["report"]
+q = dict(r["latency"]["quantiles"])
+lag = r["health"].get("dispatch_lag_p99_ns")
+sent = r["rate_per_s"]
+cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(r["requests"], 1)
+fmt = lambda ns: "n/a" if ns is None else f"{ns/1e3:,.0f} µs"
+print(f"| vload | {int(sys.argv[2]):,} | {sent:,.0f} | {fmt(q.get('p50'))} | {fmt(q.get('p99'))} | {fmt(lag)} | {r['late_sends']:,} | {cpu:.2f} |")
+PY
+done
