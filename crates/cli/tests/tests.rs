@@ -185,6 +185,55 @@ mod attack {
             assert!(run.window.measured_s < 10.0, "{name}: {:?}", run.window);
         }
     }
+
+    #[test]
+    fn ctrl_c_while_waiting_for_start_at_ends_the_wait_and_writes_the_run_file() {
+        let _turn = serial();
+        let origin = origin();
+        let dir = Scratch::new("start-at-sigint");
+        let out = dir.path("run.json");
+        let at = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let mut child = vload()
+            .args([
+                "attack",
+                "-c",
+                "2",
+                "-d",
+                "5s",
+                "--no-progress",
+                "--start-at",
+            ])
+            .arg(humantime::format_rfc3339_millis(at).to_string())
+            .arg("-o")
+            .arg(&out)
+            .arg(origin.url())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        signal(&child, libc::SIGINT);
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(10) {
+                child.kill().unwrap();
+                panic!("vload kept waiting for --start-at after Ctrl-C");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(status.success(), "{status:?}");
+        let run = read_run(&out);
+        assert!(run.interrupted);
+        assert_eq!(
+            run.totals.completed, 0,
+            "nothing was sent before the start time"
+        );
+        assert_eq!(origin.stats().requests_total, 0);
+        assert!(run.plan.start_at.is_some());
+    }
 }
 
 mod bad_input {
