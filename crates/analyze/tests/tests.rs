@@ -505,6 +505,12 @@ mod server {
         assert!(findings[1].contains("hit ratio disagrees"), "{findings:?}");
         assert!(findings[2].contains("threads_limited 7"), "{findings:?}");
         assert!(vload_analyze::render::text::render(&summary).contains("! hit ratio disagrees"));
+        let markdown = vload_analyze::render::report::markdown(&summary);
+        assert!(
+            markdown.contains("varnish cache_hit (measured)"),
+            "{markdown}"
+        );
+        assert!(markdown.contains("server CPU per request"), "{markdown}");
     }
 
     #[test]

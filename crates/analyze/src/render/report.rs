@@ -52,6 +52,26 @@ pub fn markdown(s: &Summary) -> String {
         "client health".into(),
         format!("{:?}", s.health.verdict).to_lowercase(),
     ]);
+    if let Some(server) = &s.server {
+        if let Some(v) = &server.varnish {
+            for name in [
+                "client_req",
+                "cache_hit",
+                "cache_miss",
+                "backend_req",
+                "sess_conn",
+            ] {
+                let value = v.counters.get(name).copied().unwrap_or(0);
+                rows.push(vec![format!("varnish {name} ({})", v.covers), count(value)]);
+            }
+        }
+        if let Some(cpu) = server.cpu_per_request_ns {
+            rows.push(vec!["server CPU per request".into(), duration_ns(cpu)]);
+        }
+        for finding in &server.findings {
+            rows.push(vec!["server finding".into(), finding.clone()]);
+        }
+    }
     out.push_str(&table::markdown(&rows));
     out
 }
