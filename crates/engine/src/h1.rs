@@ -222,6 +222,16 @@ impl H1Conn {
         request: &[u8],
         head_request: bool,
     ) -> Result<Response, Failure> {
+        if self.start < self.end {
+            // Bytes nobody asked for would be read as this request's response.
+            return Err((
+                ErrorKind::Protocol,
+                format!(
+                    "{} unexpected bytes after the previous response",
+                    self.end - self.start
+                ),
+            ));
+        }
         self.io
             .write_all(request)
             .await

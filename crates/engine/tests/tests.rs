@@ -539,6 +539,44 @@ mod errors {
         assert_eq!(run.totals.errors[&ErrorKind::Protocol].count, 5);
     }
 
+    /// A server that answers each request twice: the second answer must not be taken for
+    /// the next request's response.
+    #[test]
+    fn bytes_after_a_response_are_not_the_next_response() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(10) {
+                let Ok(mut s) = stream else { continue };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = s.read(&mut buf) {
+                        let twice = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if n == 0 || s.write_all(twice).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let run = attack(plan(addr, "/", closed(1), count(4)));
+        assert_eq!(run.totals.completed, 4);
+        // The first request on a connection succeeds; the next finds the stray answer, fails
+        // as a protocol error, and the connection is replaced.
+        assert_eq!(
+            run.totals.status_codes.get(&200),
+            Some(&2),
+            "{:?}",
+            run.totals
+        );
+        assert_eq!(
+            kinds(&run),
+            [ErrorKind::Protocol],
+            "{:?}",
+            run.totals.errors
+        );
+    }
+
     /// Connections opened for a burst are closed once idle for 5 s: open-loop memory and
     /// the server's connection count do not keep the high-water mark of one slow second.
     #[test]
