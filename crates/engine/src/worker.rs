@@ -409,7 +409,9 @@ impl Conn {
         request: Outgoing,
         deadline: Instant,
     ) -> Option<Result<Exchange, Failure>> {
-        self.timeout.as_mut().reset(deadline.into());
+        // The timer is not re-armed per request: it keeps an earlier deadline, and when that
+        // passes it is moved to this request's (one timer update per timeout period, not one
+        // per request).
         let Conn {
             sender, timeout, ..
         } = self;
@@ -425,7 +427,7 @@ impl Conn {
                             close: r.close,
                         })));
                     }
-                    if timeout.as_mut().poll(cx).is_ready() {
+                    if timed_out(timeout.as_mut(), deadline, cx) {
                         return Poll::Ready(None);
                     }
                     Poll::Pending
@@ -449,13 +451,29 @@ impl Conn {
             if let Poll::Ready(result) = response.as_mut().poll(cx) {
                 return Poll::Ready(Some(result));
             }
-            if timeout.as_mut().poll(cx).is_ready() {
+            if timed_out(timeout.as_mut(), deadline, cx) {
                 return Poll::Ready(None);
             }
             Poll::Pending
         })
         .await
     }
+}
+
+/// True once `deadline` has passed; re-arms `timer` when it fired for an earlier one.
+fn timed_out(
+    mut timer: Pin<&mut tokio::time::Sleep>,
+    deadline: Instant,
+    cx: &mut Context<'_>,
+) -> bool {
+    if timer.as_mut().poll(cx).is_pending() {
+        return false;
+    }
+    if Instant::now() >= deadline {
+        return true;
+    }
+    timer.as_mut().reset(deadline.into());
+    timer.poll(cx).is_ready()
 }
 
 /// What an idle open-loop connection gets next.
