@@ -22,8 +22,10 @@ use crate::tls::Io;
 const MAX_HEAD: usize = 64 * 1024;
 /// Headers parsed per response; more is a protocol error.
 const MAX_HEADERS: usize = 96;
-/// The read buffer's starting size.
-const BUFFER: usize = 16 * 1024;
+/// The read buffer's starting size: a page, enough for a cache's usual small response.
+const BUFFER: usize = 4 * 1024;
+/// A read that fills the buffer doubles it, up to this, so large bodies take few reads.
+const MAX_BUFFER: usize = 64 * 1024;
 /// Longest chunk-size or trailer line accepted.
 const MAX_LINE: usize = 4 * 1024;
 
@@ -199,8 +201,13 @@ impl H1Conn {
                 self.buf.resize(grown, 0);
             }
         }
+        let room = self.buf.len() - self.end;
         let n = self.io.read(&mut self.buf[self.end..]).await?;
         self.end += n;
+        if n == room && self.buf.len() < MAX_BUFFER {
+            let grown = (self.buf.len() * 2).min(MAX_BUFFER);
+            self.buf.resize(grown, 0);
+        }
         Ok(n)
     }
 
