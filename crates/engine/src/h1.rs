@@ -380,42 +380,57 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, Failure> {
         })
 }
 
-/// Serialises a request for HTTP/1.1: request line, headers (Host first, from the URL when
-/// not given), Content-Length when there is a body or the method expects one, body.
+/// Serialises a request for HTTP/1.1 straight from its parts, with no `Request` or
+/// `HeaderMap` built on the way: the request line; `host` (the target's authority) unless
+/// `over` names a Host; the attack's headers `base`, except those `over` replaces (and its
+/// Host when `host` is given); the target's own headers `over`; Content-Length when there is
+/// a body or the method expects one; the body.
 pub(crate) fn serialize(
-    request: &http::Request<http_body_util::Full<bytes::Bytes>>,
+    method: &http::Method,
+    target: &str,
+    host: Option<&str>,
+    base: &http::HeaderMap,
+    over: &http::HeaderMap,
     body: &[u8],
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + body.len());
-    out.extend_from_slice(request.method().as_str().as_bytes());
-    out.push(b' ');
-    let target = request.uri().path_and_query().map_or("/", |pq| pq.as_str());
-    out.extend_from_slice(target.as_bytes());
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    let headers = request.headers();
-    if !headers.contains_key(http::header::HOST)
-        && let Some(authority) = request.uri().authority()
-    {
-        out.extend_from_slice(b"host: ");
-        out.extend_from_slice(authority.as_str().as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    for (name, value) in headers {
-        out.extend_from_slice(name.as_str().as_bytes());
+    let mut line = |name: &[u8], value: &[u8]| {
+        out.extend_from_slice(name);
         out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(value);
         out.extend_from_slice(b"\r\n");
+    };
+    let host = host.filter(|_| !over.contains_key(http::header::HOST));
+    if let Some(host) = host {
+        line(b"host", host.as_bytes());
+    }
+    for (name, value) in base {
+        let replaced = over.contains_key(name) || (host.is_some() && name == http::header::HOST);
+        if !replaced {
+            line(name.as_str().as_bytes(), value.as_bytes());
+        }
+    }
+    for (name, value) in over {
+        line(name.as_str().as_bytes(), value.as_bytes());
     }
     let expects_body = matches!(
-        *request.method(),
+        *method,
         http::Method::POST | http::Method::PUT | http::Method::PATCH
     );
-    if (!body.is_empty() || expects_body) && !headers.contains_key(http::header::CONTENT_LENGTH) {
-        out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    let has_length = base.contains_key(http::header::CONTENT_LENGTH)
+        || over.contains_key(http::header::CONTENT_LENGTH);
+    if (!body.is_empty() || expects_body) && !has_length {
+        line(b"content-length", body.len().to_string().as_bytes());
     }
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(body);
-    out
+    let mut request = Vec::with_capacity(out.len() + target.len() + 32 + body.len());
+    request.extend_from_slice(method.as_str().as_bytes());
+    request.push(b' ');
+    request.extend_from_slice(target.as_bytes());
+    request.extend_from_slice(b" HTTP/1.1\r\n");
+    request.extend_from_slice(&out);
+    request.extend_from_slice(b"\r\n");
+    request.extend_from_slice(body);
+    request
 }
 
 #[cfg(test)]
@@ -490,15 +505,57 @@ mod tests {
 
     #[test]
     fn requests_serialise_with_host_and_length() {
-        let mut req = http::Request::new(http_body_util::Full::new(bytes::Bytes::new()));
-        *req.method_mut() = http::Method::POST;
-        *req.uri_mut() = "http://a.example:8080/p?q=1".parse().unwrap();
-        req.headers_mut()
-            .insert("x-test", http::HeaderValue::from_static("1"));
-        let text = String::from_utf8(serialize(&req, b"hi")).unwrap();
+        let mut base = http::HeaderMap::new();
+        base.insert("x-test", http::HeaderValue::from_static("1"));
+        let none = http::HeaderMap::new();
+        let post = http::Method::POST;
+        let text = serialize(&post, "/p?q=1", Some("a.example:8080"), &base, &none, b"hi");
         assert_eq!(
-            text,
+            String::from_utf8(text).unwrap(),
             "POST /p?q=1 HTTP/1.1\r\nhost: a.example:8080\r\nx-test: 1\r\ncontent-length: 2\r\n\r\nhi"
         );
+    }
+
+    #[test]
+    fn a_targets_host_and_headers_replace_the_attacks() {
+        let mut base = http::HeaderMap::new();
+        base.insert(http::header::HOST, http::HeaderValue::from_static("base"));
+        base.insert("x-a", http::HeaderValue::from_static("base"));
+        base.insert("x-b", http::HeaderValue::from_static("kept"));
+        let mut over = http::HeaderMap::new();
+        over.insert("x-a", http::HeaderValue::from_static("target"));
+        let get = http::Method::GET;
+        let text = String::from_utf8(serialize(&get, "/", Some("t.example"), &base, &over, b""));
+        assert_eq!(
+            text.unwrap(),
+            "GET / HTTP/1.1\r\nhost: t.example\r\nx-b: kept\r\nx-a: target\r\n\r\n"
+        );
+        over.insert(
+            http::header::HOST,
+            http::HeaderValue::from_static("explicit"),
+        );
+        let text = String::from_utf8(serialize(&get, "/", Some("t.example"), &base, &over, b""));
+        let mut lines: Vec<String> = text.unwrap().lines().map(str::to_owned).collect();
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "",
+                "GET / HTTP/1.1",
+                "host: explicit",
+                "x-a: target",
+                "x-b: kept"
+            ],
+            "the target's own Host wins over its authority and the attack's"
+        );
+        let text = String::from_utf8(serialize(&get, "/", None, &base, &none(), b""));
+        assert!(
+            text.unwrap().contains("host: base\r\n"),
+            "the attack's Host without a target host"
+        );
+    }
+
+    fn none() -> http::HeaderMap {
+        http::HeaderMap::new()
     }
 }

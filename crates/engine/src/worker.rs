@@ -23,7 +23,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use vload_schema::ErrorKind;
 
-use crate::cache::{CacheClass, CacheSource, classify};
+use crate::cache::{CacheClass, classify};
 use crate::plan::AttackPlan;
 use crate::record::{ERROR_KINDS, IntervalStats};
 use crate::schedule::Schedule;
@@ -170,11 +170,22 @@ impl Prepared {
             raw: None,
         };
         if lean(plan) {
-            let mut request = prepared.build();
-            if !request.headers().contains_key(http::header::HOST) {
-                *request.uri_mut() = template.url.clone();
+            // HTTP/1.1 needs a Host: the URL's, unless one was given (targets may override it).
+            if let Some(host) = template
+                .url
+                .authority()
+                .and_then(|a| http::HeaderValue::from_str(a.as_str()).ok())
+            {
+                prepared.headers.entry(http::header::HOST).or_insert(host);
             }
-            prepared.raw = Some(Bytes::from(crate::h1::serialize(&request, &prepared.body)));
+            prepared.raw = Some(Bytes::from(crate::h1::serialize(
+                &prepared.method,
+                &path,
+                None,
+                &prepared.headers,
+                &http::HeaderMap::new(),
+                &prepared.body,
+            )));
         }
         prepared
     }
@@ -201,11 +212,23 @@ impl Prepared {
                 self.body.clone(),
             ),
             Some(t) => {
-                let request = self.build_target(t);
                 let body = self.body_of(t);
-                let bytes = Bytes::from(crate::h1::serialize(&request, &body));
-                let head = head(request.method());
-                (Outgoing::Raw { bytes, head }, body)
+                let method = t.method.as_ref().unwrap_or(&self.method);
+                let bytes = Bytes::from(crate::h1::serialize(
+                    method,
+                    t.path.as_str(),
+                    t.authority.as_ref().map(|a| a.as_str()),
+                    &self.headers,
+                    &t.headers,
+                    &body,
+                ));
+                (
+                    Outgoing::Raw {
+                        bytes,
+                        head: head(method),
+                    },
+                    body,
+                )
             }
         }
     }
@@ -420,12 +443,7 @@ impl Conn {
                 let mut response = std::pin::pin!(conn.exchange(&bytes, head));
                 return std::future::poll_fn(|cx| {
                     if let Poll::Ready(result) = response.as_mut().poll(cx) {
-                        return Poll::Ready(Some(result.map(|r| Exchange {
-                            status: r.status,
-                            body_bytes: r.body_bytes,
-                            cache: r.cache,
-                            close: r.close,
-                        })));
+                        return Poll::Ready(Some(result));
                     }
                     if timed_out(timeout.as_mut(), deadline, cx) {
                         return Poll::Ready(None);
@@ -503,12 +521,8 @@ enum Flow {
 /// A failed request: its kind and a message for a human.
 type Failure = (ErrorKind, String);
 
-struct Exchange {
-    status: u16,
-    body_bytes: u64,
-    cache: (CacheClass, Option<CacheSource>),
-    close: bool,
-}
+/// A response as the engine keeps it, from either client.
+type Exchange = crate::h1::Response;
 
 struct Worker {
     id: u32,
