@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use vload_benches::latencies;
 use vload_engine::bench::{Interval, Requests, classify_map, parse_response};
 use vload_engine::{AttackPlan, Http1Client, Load, RequestTemplate, Stop};
 
@@ -51,18 +52,6 @@ fn plan(client: Http1Client) -> AttackPlan {
         start_at: None,
         http1_client: client,
     }
-}
-
-fn latencies(n: usize) -> Vec<u64> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            100_000 + (x % 1_000) * (x % 1_000) * 100
-        })
-        .collect()
 }
 
 fn interval(c: &mut Criterion) {

@@ -7,20 +7,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use vload_benches::latencies;
 use vload_schema::{HistogramSettings, Moments, new_histogram};
-
-fn latencies(n: usize) -> Vec<u64> {
-    // A long-tailed spread of 100 µs .. 100 ms, deterministic.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            100_000 + (x % 1_000) * (x % 1_000) * 100
-        })
-        .collect()
-}
 
 fn record(c: &mut Criterion) {
     let values = latencies(1_000_000);

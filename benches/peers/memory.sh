@@ -3,13 +3,9 @@
 #   bash benches/peers/memory.sh [RATE] [SHORT_S] [LONG_S]   (defaults 20000, 10, 120)
 set -euo pipefail
 rate=${1:-20000}; short=${2:-10}; long=${3:-120}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
-tmp=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-"$top/target/release/vload-origin" --listen 127.0.0.1:18097 --threads 1 > /dev/null & pids+=($!)
-sleep 1
+start_origin 18097
 echo "| rate | run length | peak RSS MB | connections opened | requests |"
 echo "| ---: | ---: | ---: | ---: | ---: |"
 for secs in "$short" "$long"; do

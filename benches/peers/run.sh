@@ -16,7 +16,7 @@
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; conns=${3:-50}
 targets=${4:-nginx origin}; tools=${5:-wrk h2load oha vegeta hey vload}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 export PATH="$PATH:$HOME/go/bin:$HOME/.cargo/bin"
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -48,31 +48,9 @@ for tool in $tools; do
 done
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
 
-tmp=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 start_target() { # name port
-    if [[ $1 = nginx ]]; then
-        need nginx || { echo "needs nginx" >&2; exit 2; }
-        cat > "$tmp/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;
-worker_rlimit_nofile $(ulimit -Hn);
-events { worker_connections 65536; }
-http { access_log off; keepalive_requests 100000000;
-  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
-  server { listen 127.0.0.1:$2 backlog=4096; location / { default_type text/plain; return 200 "Hello World"; } } }
-CONF
-        nginx -c "$tmp/nginx.conf" & pids+=($!)
-    else
-        "$top/target/release/vload-origin" --listen "127.0.0.1:$2" --threads 1 >/dev/null & pids+=($!)
-    fi
-    for _ in $(seq 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "target $1 did not start" >&2; exit 1
+    if [[ $1 = nginx ]]; then need nginx || true; start_nginx "$2"; else start_origin "$2"; fi
 }
 
 # One measurement: prints "tool req_per_s requests user sys rss_kb".

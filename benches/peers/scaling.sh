@@ -5,23 +5,11 @@
 #   defaults: "1 10 100 1000 10000", 5 s, 2 rounds (median)
 set -euo pipefail
 levels=${1:-1 10 100 1000 10000}; secs=${2:-5}; rounds=${3:-2}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 for tool in wrk nginx /usr/bin/time; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
 cargo build --release -q -p vload --manifest-path "$top/Cargo.toml"
-tmp=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 port=18098
-cat > "$tmp/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log; worker_rlimit_nofile $(ulimit -Hn);
-events { worker_connections 65536; }
-http { access_log off; keepalive_requests 100000000;
-  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
-  server { listen 127.0.0.1:$port backlog=65535; location / { default_type text/plain; return 200 "Hello World"; } } }
-CONF
-nginx -c "$tmp/nginx.conf" & pids+=($!)
-sleep 1
+start_nginx "$port"
 url="http://127.0.0.1:$port/"
 : > "$tmp/results"
 for c in $levels; do

@@ -4,26 +4,11 @@
 # Usage: bash benches/peers/vload-vs-wrk.sh [ROUNDS] [SECONDS] [CONNS] [TARGET: nginx|origin]
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; conns=${3:-50}; target=${4:-nginx}
-top=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 for tool in wrk nginx /usr/bin/time; do command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install -y wrk nginx time)" >&2; exit 2; }; done
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
-tmp=$(mktemp -d); pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
-trap cleanup EXIT
 port=18090
-if [ "$target" = nginx ]; then
-  cat > "$tmp/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $tmp/nginx.pid; error_log $tmp/error.log;
-events { worker_connections 65536; }
-http { access_log off; keepalive_requests 100000000;
-  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
-  server { listen 127.0.0.1:$port backlog=4096; location / { default_type text/plain; return 200 "Hello World"; } } }
-CONF
-  nginx -c "$tmp/nginx.conf" & pids+=($!)
-else
-  "$top/target/release/vload-origin" --listen 127.0.0.1:$port --threads 1 >/dev/null & pids+=($!)
-fi
-sleep 1
+if [ "$target" = nginx ]; then start_nginx $port; else start_origin $port; fi
 url="http://127.0.0.1:$port/"
 measure() { # name, command...
   local name=$1; shift

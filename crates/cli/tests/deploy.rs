@@ -164,6 +164,14 @@ fn check_job(file: &str) -> Job {
         .find(|c| c.name == "vload")
         .expect("a vload container");
     assert!(vload.command.is_empty(), "the image's entrypoint is vload");
+    let cpu = vload
+        .resources
+        .as_ref()
+        .and_then(|r| r.get("requests")?.get("cpu"));
+    assert!(
+        cpu.is_some(),
+        "{file}: a generator requests its CPUs, or it measures its neighbours"
+    );
     assert!(!vload.image.is_empty());
     // The shard count in --shard is the Job's.
     let shard = vload
@@ -283,7 +291,6 @@ fn indexed_job_with_an_upload_container() {
     assert!(upload.env.iter().any(|e| e.name == "RESULTS_URL"));
     assert!(!upload.env_from.is_empty(), "credentials from a secret");
     assert_eq!(upload.volume_mounts[0].mount_path, "/results");
-    assert!(upload.resources.is_none());
 }
 
 #[test]

@@ -417,6 +417,29 @@ fn split_multidomain_vcl_costs_less_server_cpu_per_request_than_naive() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `sh -c script` under vcl/run.sh with hello.vcl; returns its exit status and whether
+/// the varnishd it started (its PID written to `pid_file` by the script) is gone afterwards.
+fn run_sh(script: &str, pid_file: &Path) -> (std::process::ExitStatus, bool) {
+    let script = format!("echo $VARNISHD_PID > {}; {script}", pid_file.display());
+    let status = Command::new("bash")
+        .arg(root().join("vcl/run.sh"))
+        .arg(root().join("vcl/hello.vcl"))
+        .args(["sh", "-c", &script])
+        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    let pid: i32 = std::fs::read_to_string(pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let gone = unsafe { libc::kill(pid, 0) } != 0;
+    (status, gone)
+}
+
 #[test]
 fn run_sh_starts_the_stack_and_tears_it_down() {
     if !have_varnish("run_sh_starts_the_stack_and_tears_it_down") {
@@ -427,21 +450,13 @@ fn run_sh_starts_the_stack_and_tears_it_down() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("run.json");
     let pid_file = dir.join("pid");
-    let script = format!(
-        "echo $VARNISHD_PID > {pid}; \"$VLOAD\" attack --no-progress -n 200 --server-stats varnish:$VARNISH_NAME -o {out} $VARNISH_URL",
-        pid = pid_file.display(),
-        out = out.display()
+    let attack = format!(
+        "\"$VLOAD\" attack --no-progress -n 200 --server-stats varnish:$VARNISH_NAME -o {} $VARNISH_URL",
+        out.display()
     );
-    let status = Command::new("bash")
-        .arg(root().join("vcl/run.sh"))
-        .arg(root().join("vcl/hello.vcl"))
-        .args(["sh", "-c", &script])
-        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
+    let (status, gone) = run_sh(&attack, &pid_file);
     assert!(status.success());
+    assert!(gone, "varnishd was stopped");
     let run = read_run(&out);
     assert_eq!(run.totals.completed, 200);
     // Not client_req: Varnish counts a request again when it leaves the waiting list of the
@@ -450,34 +465,9 @@ fn run_sh_starts_the_stack_and_tears_it_down() {
         counter(&run, "cache_hit") + counter(&run, "cache_miss"),
         200
     );
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: signal 0 only asks whether the process exists.
-    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "varnishd was stopped");
     // A failing command still tears the stack down, and its status comes back.
-    let status = Command::new("bash")
-        .arg(root().join("vcl/run.sh"))
-        .arg(root().join("vcl/hello.vcl"))
-        .args([
-            "sh",
-            "-c",
-            &format!("echo $VARNISHD_PID > {}; exit 3", pid_file.display()),
-        ])
-        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
+    let (status, gone) = run_sh("exit 3", &pid_file);
     assert_eq!(status.code(), Some(3));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: as above.
-    assert_ne!(unsafe { libc::kill(pid, 0) }, 0, "varnishd was stopped");
+    assert!(gone, "varnishd was stopped after a failing command");
     let _ = std::fs::remove_dir_all(&dir);
 }
