@@ -14,7 +14,9 @@
 # Without COMMAND it prints them and waits for Ctrl-C.
 #
 # Environment: VLOAD (the vload binary; default: target/release/vload, built when missing),
-# VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1).
+# VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1), VARNISHD_ARGS (more
+# varnishd arguments, split on spaces, e.g. VARNISHD_ARGS='-p thread_pools=4 -t 120': the
+# server settings a comparison is about).
 set -euo pipefail
 
 if [[ $# -lt 1 || ! -f $1 ]]; then
@@ -64,8 +66,9 @@ sed "s/\.port = \"8081\"/.port = \"$origin_port\"/" "$vcl" >"$work/$(basename "$
 # busy_stats_rate: busy workers add their counts to varnishstat's every thread_stats_rate
 # (10) requests; without it a keep-alive connection's counts appear only when it closes, and
 # snapshots taken during an attack are stale.
+read -r -a extra <<<"${VARNISHD_ARGS:-}"
 varnishd -F -n "$work/varnish" -a 127.0.0.1:0 -f "$work/$(basename "$vcl")" \
-    -s "malloc,${VARNISH_MALLOC:-256m}" -p feature=+busy_stats_rate >"$work/varnishd.out" 2>&1 &
+    -s "malloc,${VARNISH_MALLOC:-256m}" -p feature=+busy_stats_rate "${extra[@]}" >"$work/varnishd.out" 2>&1 &
 varnish_pid=$!
 port=
 for _ in $(seq 200); do

@@ -38,6 +38,10 @@ pub struct OriginArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Share the port with servers already listening on it (SO_REUSEPORT), which then split
+    /// the connections (default: refuse a port in use).
+    #[arg(long)]
+    pub reuse_port: bool,
 }
 
 /// A flag combination that cannot work.
@@ -105,6 +109,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             reset_every: args.reset_every,
             slow_body_bytes_per_s: args.slow_body,
             delay: args.delay,
+            reuse_port: args.reuse_port,
         })
     }
 }

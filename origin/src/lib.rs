@@ -100,6 +100,9 @@ pub struct OriginConfig {
     pub delay: Option<Duration>,
     /// Serve TLS (https, ALPN h2 and http/1.1) with this certificate chain and key, both PEM.
     pub tls: Option<TlsIdentity>,
+    /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
+    /// refusing: the kernel then splits connections between them.
+    pub reuse_port: bool,
 }
 
 /// A certificate chain and its private key, PEM-encoded.
@@ -152,6 +155,7 @@ impl OriginConfig {
             slow_body_bytes_per_s: None,
             delay: None,
             tls: None,
+            reuse_port: false,
         }
     }
 }
@@ -177,6 +181,9 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
+    if !config.reuse_port && config.listen.port() != 0 {
+        refuse_if_in_use(config.listen)?;
+    }
     let first = bind(config.listen)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];
@@ -228,21 +235,29 @@ impl OriginHandle {
         self.stop();
     }
 
-    /// Blocks until SIGINT or SIGTERM, then shuts down gracefully.
+    /// Blocks until SIGINT, SIGTERM or SIGHUP, then shuts down gracefully. `on_ready` runs
+    /// once the signal handlers are in place (print "listening" there).
     ///
     /// # Errors
     /// The signal handlers cannot be installed.
-    pub fn run_until_signal(self) -> io::Result<()> {
+    pub fn run_until_signal(self, on_ready: impl FnOnce()) -> io::Result<()> {
+        use tokio::signal::unix::{SignalKind, signal};
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         runtime.block_on(async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            // Installed before `on_ready` says the server listens: a signal sent as soon as
+            // the listening line appears must stop the server, not kill it.
+            let mut int = signal(SignalKind::interrupt())?;
+            let mut term = signal(SignalKind::terminate())?;
+            let mut hup = signal(SignalKind::hangup())?;
+            on_ready();
             tokio::select! {
-                r = tokio::signal::ctrl_c() => r,
-                _ = term.recv() => Ok(()),
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
             }
+            Ok::<_, io::Error>(())
         })?;
         self.shutdown();
         Ok(())
@@ -260,6 +275,23 @@ impl OriginHandle {
 impl Drop for OriginHandle {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The origin's own threads share one port through `SO_REUSEPORT`, which would also let it
+/// join another server already listening there and silently take half a benchmark's load.
+/// A plain bind (no `SO_REUSEPORT`) fails on a port someone listens on: that is the check.
+fn refuse_if_in_use(addr: SocketAddr) -> io::Result<()> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    match socket.bind(&addr.into()) {
+        Err(e) if e.kind() == io::ErrorKind::AddrInUse => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!(
+                "{addr} is already in use by another server: the load would be split between them; stop it, pick another --listen port, or pass --reuse-port to share the port on purpose"
+            ),
+        )),
+        other => other,
     }
 }
 

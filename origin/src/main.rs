@@ -27,8 +27,10 @@ fn main() -> ExitCode {
             vload_origin::spawn(config).map_err(|e| format!("cannot listen on {listen}: {e}"))
         })
         .and_then(|origin| {
-            println!("vload-origin listening on {}", origin.url());
-            origin.run_until_signal().map_err(|e| e.to_string())
+            let url = origin.url();
+            origin
+                .run_until_signal(|| println!("vload-origin listening on {url}"))
+                .map_err(|e| e.to_string())
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,

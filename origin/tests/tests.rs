@@ -209,6 +209,39 @@ mod routes {
         assert_ne!(a.addr(), b.addr());
     }
 
+    /// See #17, case 19: a second origin on a port in use bound anyway (SO_REUSEPORT) and
+    /// took half of the first one's connections.
+    #[test]
+    fn a_port_in_use_is_refused_unless_sharing_is_asked_for() {
+        let first = origin();
+        let taken = OriginConfig {
+            listen: first.addr(),
+            threads: Some(1),
+            ..OriginConfig::loopback()
+        };
+        let err = vload_origin::spawn(taken.clone()).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+        assert!(err.to_string().contains("--reuse-port"), "{err}");
+        let shared = vload_origin::spawn(OriginConfig {
+            reuse_port: true,
+            ..taken
+        })
+        .expect("--reuse-port joins the port on purpose");
+        assert_eq!(shared.addr(), first.addr());
+        // An address nobody listens on is taken as before.
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let own = vload_origin::spawn(OriginConfig {
+            listen: free,
+            threads: Some(2),
+            ..OriginConfig::loopback()
+        })
+        .expect("a free port binds, with every thread");
+        assert_eq!(own.addr(), free);
+    }
+
     #[tokio::test]
     async fn shutdown_lets_in_flight_responses_finish() {
         let origin = origin();

@@ -121,6 +121,8 @@ pub(crate) fn comparability(a: &[RunFile], b: &[RunFile], hit_row: Option<&Row>)
             );
         }
     }
+    run_order(&mut checks, a, b);
+    addresses(&mut checks, a, b);
     if a.len() != b.len() {
         warn(
             &mut checks,
@@ -159,4 +161,74 @@ pub(crate) fn comparability(a: &[RunFile], b: &[RunFile], hit_row: Option<&Row>)
         ),
     );
     checks
+}
+
+/// When every run of one side came before every run of the other, a machine that drifts
+/// over time (thermal throttling, other tenants, a cache filling) shows up as a difference
+/// between the sides: an A/A comparison on such a machine said "B faster +12.6%" with
+/// correct statistics. Alternating the runs spreads the drift over both sides.
+fn run_order(checks: &mut Vec<Check>, a: &[RunFile], b: &[RunFile]) {
+    let times = |g: &[RunFile]| -> Option<Vec<i64>> {
+        g.iter()
+            .map(|r| crate::merge::epoch_ms(&r.started_at))
+            .collect()
+    };
+    let (Some(ta), Some(tb)) = (times(a), times(b)) else {
+        return;
+    };
+    let (a_first, a_last) = (ta.iter().min(), ta.iter().max());
+    let (b_first, b_last) = (tb.iter().min(), tb.iter().max());
+    let (Some(a_first), Some(a_last), Some(b_first), Some(b_last)) =
+        (a_first, a_last, b_first, b_last)
+    else {
+        return;
+    };
+    let order = if a_last < b_first {
+        "every A run started before every B run"
+    } else if b_last < a_first {
+        "every B run started before every A run"
+    } else {
+        return;
+    };
+    let advice = "alternate the runs (A B A B ...) so that drift falls on both sides";
+    if a.len() + b.len() >= 3 {
+        warn(
+            checks,
+            format!(
+                "runs not interleaved in time: {order}; a machine that drifts (thermal throttling, other tenants, a filling cache) would look like a difference between A and B: {advice}"
+            ),
+        );
+    } else {
+        note(
+            checks,
+            format!(
+                "{order}: with one run a side, drift over time and a real difference look the same; {advice}"
+            ),
+        );
+    }
+}
+
+/// Where each side sent its load. Different servers are expected when comparing machines
+/// (x86_64 against aarch64); the workload hash covers what was asked, not where.
+fn addresses(checks: &mut Vec<Check>, a: &[RunFile], b: &[RunFile]) {
+    let of = |g: &[RunFile]| {
+        let mut v: Vec<String> = g
+            .iter()
+            .filter_map(|r| r.plan.server_address.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let (aa, ab) = (of(a), of(b));
+    if !aa.is_empty() && !ab.is_empty() && aa != ab {
+        note(
+            checks,
+            format!(
+                "A and B sent their load to different servers (A {}; B {}): expected when comparing machines; the workload (what was asked) is checked apart",
+                aa.join(", "),
+                ab.join(", ")
+            ),
+        );
+    }
 }

@@ -146,7 +146,12 @@ impl Metric {
                 if primary.moments.n < samples_needed(q) {
                     None
                 } else {
-                    Some(primary.histogram.decode()?.value_at_quantile(q) as f64)
+                    Some(
+                        primary
+                            .moments
+                            .clamp(primary.histogram.decode()?.value_at_quantile(q))
+                            as f64,
+                    )
                 }
             }
         })
@@ -397,16 +402,26 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
         b: group_info(name_b, runs_b),
         plan: crate::summary::describe_plan(first),
         latency: first.latency.primary,
-        checks: crate::checks::comparability(runs_a, runs_b, hit_row.as_ref()),
+        checks: crate::checks::comparability(runs_a, runs_b, hit_row.as_ref())
+            .into_iter()
+            .map(|c| Check {
+                message: units::clean(&c.message).into_owned(),
+                ..c
+            })
+            .collect(),
         rows,
         notes,
     })
 }
 
 fn group_info(name: &str, runs: &[RunFile]) -> GroupInfo {
+    // Labels and run ids come from files: made safe to print here, once.
     GroupInfo {
-        name: name.to_owned(),
-        runs: runs.iter().map(|r| r.run_id.clone()).collect(),
+        name: units::clean(name).into_owned(),
+        runs: runs
+            .iter()
+            .map(|r| units::clean(&r.run_id).into_owned())
+            .collect(),
     }
 }
 

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use vload_schema::{
-    ClientHealth, EncodedHistogram, Interval, LatencyRecord, RunFile, SchemaError, Verdict,
+    ClientHealth, EncodedHistogram, HealthSignal, Interval, LatencyRecord, RunFile, SchemaError,
+    Verdict,
 };
 
 /// Why runs cannot be merged.
@@ -174,7 +175,7 @@ pub fn check_shards(runs: &[(String, RunFile)], force: bool) -> Result<Vec<Strin
 }
 
 /// Milliseconds since the epoch of an RFC 3339 UTC time as vload writes it.
-fn epoch_ms(stamp: &str) -> Option<i64> {
+pub(crate) fn epoch_ms(stamp: &str) -> Option<i64> {
     let b = stamp.as_bytes();
     if b.len() < 20 {
         return None;
@@ -196,6 +197,19 @@ fn epoch_ms(stamp: &str) -> Option<i64> {
     let days = era * 146_097 + doe - 719_468;
     Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
 }
+
+/// A histogram and the moments of the same values, being added up.
+type Accumulator = Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>;
+
+/// The latency records a run may have, in the order `merge` destructures them.
+const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 6] = [
+    |l| l.response.as_ref(),
+    |l| l.dispatch_lag.as_ref(),
+    |l| l.hit.as_ref(),
+    |l| l.miss.as_ref(),
+    |l| l.tls_handshake.as_ref(),
+    |l| l.queue_wait.as_ref(),
+];
 
 fn add_record(
     into: &mut Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>,
@@ -254,10 +268,13 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
         .collect();
     let earliest = *starts.iter().min().expect("non-empty");
     let overlapping = runs.iter().zip(&starts).all(|((_, r), s)| {
-        let end = s + ((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64;
+        let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
         runs.iter().zip(&starts).all(|((_, _), s2)| *s2 <= end)
     });
-    let (mut response, mut service, mut lag, mut hiccup) = (None, None, None, None);
+    // Every latency record adds up, the optional ones (hit, miss, TLS, queue wait) included:
+    // keeping the first run's would report one shard's hit latency as the whole attack's.
+    let mut records: [Accumulator; OPTIONAL.len()] = Default::default();
+    let (mut service, mut hiccup) = (None, None);
     let mut intervals: BTreeMap<i64, (Interval, hdrhistogram::Histogram<u64>)> = BTreeMap::new();
     out.totals = vload_schema::Totals {
         status_codes: BTreeMap::new(),
@@ -267,19 +284,24 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     out.cache = Default::default();
     for ((name, run), start) in runs.iter().zip(&starts) {
         add_totals(&mut out.totals, &run.totals);
-        out.cache.hit += run.cache.hit;
-        out.cache.miss += run.cache.miss;
-        out.cache.unknown += run.cache.unknown;
-        out.cache.by_source.x_varnish += run.cache.by_source.x_varnish;
-        out.cache.by_source.x_cache += run.cache.by_source.x_cache;
-        out.cache.by_source.age += run.cache.by_source.age;
-        if let Some(r) = &run.latency.response {
-            add_record(&mut response, r, name)?;
+        add(&mut out.cache.hit, run.cache.hit);
+        add(&mut out.cache.miss, run.cache.miss);
+        add(&mut out.cache.unknown, run.cache.unknown);
+        add(
+            &mut out.cache.by_source.x_varnish,
+            run.cache.by_source.x_varnish,
+        );
+        add(
+            &mut out.cache.by_source.x_cache,
+            run.cache.by_source.x_cache,
+        );
+        add(&mut out.cache.by_source.age, run.cache.by_source.age);
+        for (acc, field) in records.iter_mut().zip(OPTIONAL) {
+            if let Some(r) = field(&run.latency) {
+                add_record(acc, r, name)?;
+            }
         }
         add_record(&mut service, &run.latency.service, name)?;
-        if let Some(r) = &run.latency.dispatch_lag {
-            add_record(&mut lag, r, name)?;
-        }
         add_record(&mut hiccup, &run.latency.hiccup, name)?;
         for interval in &run.intervals {
             let offset_s = (start - earliest) as f64 / 1000.0 + interval.start_s;
@@ -305,9 +327,14 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
             start_offset_s: None,
         }
     };
+    let [response, lag, hit, miss, tls, queue] = records;
     out.latency.response = finish(response)?;
-    out.latency.service = finish(service)?.expect("every run has service time");
     out.latency.dispatch_lag = finish(lag)?;
+    out.latency.hit = finish(hit)?;
+    out.latency.miss = finish(miss)?;
+    out.latency.tls_handshake = finish(tls)?;
+    out.latency.queue_wait = finish(queue)?;
+    out.latency.service = finish(service)?.expect("every run has service time");
     out.latency.hiccup = finish(hiccup)?.expect("every run has a hiccup record");
     out.intervals = intervals
         .into_values()
@@ -356,15 +383,23 @@ fn zero_totals() -> vload_schema::Totals {
         late_sends: 0,
         backlog: 0,
         out_of_range: 0,
+        unsent: 0,
+        queued: 0,
     }
 }
 
+/// Adds counts without overflowing: every count a run file holds is bounded when it is read
+/// (see `RunFile::validate`), so a saturated sum takes thousands of extreme files.
+fn add(into: &mut u64, n: u64) {
+    *into = into.saturating_add(n);
+}
+
 fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
-    into.intended += t.intended;
-    into.sent += t.sent;
-    into.completed += t.completed;
+    add(&mut into.intended, t.intended);
+    add(&mut into.sent, t.sent);
+    add(&mut into.completed, t.completed);
     for (code, n) in &t.status_codes {
-        *into.status_codes.entry(*code).or_default() += n;
+        add(into.status_codes.entry(*code).or_default(), *n);
     }
     for (kind, e) in &t.errors {
         let slot = into
@@ -374,14 +409,16 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
                 count: 0,
                 sample: e.sample.clone(),
             });
-        slot.count += e.count;
+        add(&mut slot.count, e.count);
     }
-    into.bytes_in += t.bytes_in;
-    into.bytes_out += t.bytes_out;
-    into.connections_opened += t.connections_opened;
-    into.late_sends += t.late_sends;
-    into.backlog += t.backlog;
-    into.out_of_range += t.out_of_range;
+    add(&mut into.bytes_in, t.bytes_in);
+    add(&mut into.bytes_out, t.bytes_out);
+    add(&mut into.connections_opened, t.connections_opened);
+    add(&mut into.late_sends, t.late_sends);
+    add(&mut into.backlog, t.backlog);
+    add(&mut into.out_of_range, t.out_of_range);
+    add(&mut into.unsent, t.unsent);
+    add(&mut into.queued, t.queued);
 }
 
 fn add_interval(
@@ -404,19 +441,20 @@ fn add_interval(
             into.latency.moments.merge(&interval.latency.moments);
             into.duration_s = into.duration_s.max(interval.duration_s);
             into.warmup &= interval.warmup;
-            into.intended += interval.intended;
-            into.sent += interval.sent;
-            into.completed += interval.completed;
+            add(&mut into.intended, interval.intended);
+            add(&mut into.sent, interval.sent);
+            add(&mut into.completed, interval.completed);
             for (kind, n) in &interval.errors {
-                *into.errors.entry(*kind).or_default() += n;
+                add(into.errors.entry(*kind).or_default(), *n);
             }
             into.status_classes.add(&interval.status_classes);
-            into.bytes_in += interval.bytes_in;
-            into.bytes_out += interval.bytes_out;
-            into.connections_opened += interval.connections_opened;
-            into.in_flight += interval.in_flight;
-            into.hits += interval.hits;
-            into.misses += interval.misses;
+            add(&mut into.bytes_in, interval.bytes_in);
+            add(&mut into.bytes_out, interval.bytes_out);
+            add(&mut into.connections_opened, interval.connections_opened);
+            add(&mut into.in_flight, interval.in_flight);
+            add(&mut into.unsent, interval.unsent);
+            add(&mut into.hits, interval.hits);
+            add(&mut into.misses, interval.misses);
             into.server_cpu_s = None;
         }
     }
@@ -437,7 +475,7 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
         cpu_util: max(|h| h.cpu_util),
         max_thread_busy: max(|h| h.max_thread_busy),
         dispatch_lag_p99_ns: max_opt(|h| h.dispatch_lag_p99_ns),
-        late_sends: hs.iter().map(|h| h.late_sends).sum(),
+        late_sends: hs.iter().fold(0, |n, h| n.saturating_add(h.late_sends)),
         hiccup_p99_ns: max_opt(|h| h.hiccup_p99_ns),
         fd_limit: hs.iter().map(|h| h.fd_limit).min().unwrap_or(0),
         fd_needed: hs.iter().map(|h| h.fd_needed).max().unwrap_or(0),
@@ -449,6 +487,19 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
                     .reasons
                     .iter()
                     .map(move |reason| format!("{name}: {reason}"))
+            })
+            .collect(),
+        max_thread_waiting: hs
+            .iter()
+            .filter_map(|h| h.max_thread_waiting)
+            .reduce(f64::max),
+        signals: runs
+            .iter()
+            .flat_map(|(name, r)| {
+                r.client_health.signals.iter().map(move |s| HealthSignal {
+                    message: format!("{name}: {}", s.message),
+                    ..s.clone()
+                })
             })
             .collect(),
     }

@@ -53,7 +53,7 @@ impl LatencySummary {
             .iter()
             .map(|&(q, name)| {
                 let value = (n >= samples_needed(q) && !histogram.is_empty())
-                    .then(|| histogram.value_at_quantile(q));
+                    .then(|| m.clamp(histogram.value_at_quantile(q)));
                 (name.to_owned(), value)
             })
             .collect();
@@ -119,6 +119,14 @@ pub struct Summary {
     pub backlog: u64,
     /// Open loop: requests dispatched over 1 ms late.
     pub late_sends: u64,
+    /// Open loop: requests due in the window that were never sent (a frozen client).
+    pub unsent: u64,
+    /// Open loop: requests that waited for a free connection.
+    pub queued: u64,
+    /// Open loop: how long those requests waited.
+    pub queue_wait: Option<LatencySummary>,
+    /// Where the load was sent, e.g. `127.0.0.1:6081`.
+    pub server_address: Option<String>,
     /// Cache classification.
     pub cache: CacheCounts,
     /// Primary latency of cache hits, when responses were classified.
@@ -272,6 +280,42 @@ impl Summary {
     /// # Errors
     /// A histogram in the file does not decode.
     pub fn of(run: &RunFile) -> Result<Summary, SchemaError> {
+        let mut summary = Summary::of_raw(run)?;
+        summary.clean();
+        Ok(summary)
+    }
+
+    /// Every string that came from the run file or a server, made safe to print.
+    fn clean(&mut self) {
+        let clean = |s: &mut String| *s = crate::units::clean(s).into_owned();
+        self.label.as_mut().map(clean);
+        self.server_address.as_mut().map(clean);
+        self.errors.values_mut().for_each(|e| clean(&mut e.sample));
+        if let Some(t) = &mut self.targets {
+            t.sets.iter_mut().for_each(|set| {
+                clean(&mut set.file);
+                clean(&mut set.format);
+            });
+            clean(&mut t.pick);
+        }
+        self.health.reasons.iter_mut().for_each(clean);
+        self.health.signals.iter_mut().for_each(|s| {
+            clean(&mut s.message);
+            clean(&mut s.signal);
+        });
+        if let Some(server) = &mut self.server {
+            server.findings.iter_mut().for_each(clean);
+            if let Some(v) = &mut server.varnish {
+                clean(&mut v.instance);
+                clean(&mut v.covers);
+            }
+            if let Some(p) = &mut server.process {
+                clean(&mut p.name);
+            }
+        }
+    }
+
+    fn of_raw(run: &RunFile) -> Result<Summary, SchemaError> {
         let t = &run.totals;
         let w = &run.window;
         let successes = t.successes();
@@ -302,6 +346,10 @@ impl Summary {
             errors: t.errors.clone(),
             backlog: t.backlog,
             late_sends: t.late_sends,
+            unsent: t.unsent,
+            queued: t.queued,
+            queue_wait: optional(run.latency.queue_wait.as_ref())?,
+            server_address: run.plan.server_address.clone(),
             cache: run.cache,
             hit: optional(run.latency.hit.as_ref())?,
             miss: optional(run.latency.miss.as_ref())?,

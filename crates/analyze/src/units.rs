@@ -64,9 +64,65 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Text from a run file or a server, made safe to print: control characters (ESC, BEL, CR,
+/// newlines, C1 codes) and the invisible Unicode that reorders or hides text are shown as
+/// escapes (`\u{1b}`), so a label or an error sample cannot retitle the terminal, move the
+/// cursor or forge a line of the report.
+pub fn clean(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().fold(String::new(), |mut out, c| {
+        if is_unsafe(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+        out
+    }))
+}
+
+/// Like [`clean`], for whole reports: newlines and tabs stay, everything else is escaped.
+pub fn clean_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| is_unsafe(c) && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.split('\n')
+            .map(|line| {
+                line.split('\t')
+                    .map(|part| clean(part).into_owned())
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        // See #17, case 18: a label could retitle the terminal.
+        assert_eq!(clean("x86_64"), "x86_64");
+        assert_eq!(clean("é ünïcode µs"), "é ünïcode µs");
+        assert_eq!(clean("\u{1b}]0;pwned\u{7}"), "\\u{1b}]0;pwned\\u{7}");
+        assert_eq!(clean("a\rb\nc"), "a\\rb\\nc");
+        assert_eq!(clean("\u{9b}31m"), "\\u{9b}31m");
+        assert_eq!(clean("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(
+            clean_lines("ok\n\tfine\u{1b}[2J\n"),
+            "ok\n\tfine\\u{1b}[2J\n"
+        );
+    }
 
     #[test]
     fn durations_pick_a_readable_unit() {

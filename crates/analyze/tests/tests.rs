@@ -301,7 +301,7 @@ mod compare {
         let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&vload_analyze::render::compare::json(&c)).unwrap();
-        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["schema_version"], vload_schema::SCHEMA_VERSION);
         assert_eq!(json["comparison"]["rows"].as_array().unwrap().len(), 8);
         let md = vload_analyze::render::compare::markdown(&c);
         // Header, separator and one line per metric.
@@ -309,6 +309,96 @@ mod compare {
             md.lines().filter(|l| l.starts_with("| ")).count(),
             10,
             "{md}"
+        );
+    }
+}
+
+mod order {
+    use vload_analyze::compare::Severity;
+
+    use super::util::*;
+
+    fn at(mut run: vload_schema::RunFile, minute: u32, address: &str) -> vload_schema::RunFile {
+        run.started_at = format!("2026-11-22T10:{minute:02}:00.000Z");
+        run.plan.server_address = Some(address.to_owned());
+        run
+    }
+
+    fn warnings(c: &vload_analyze::Comparison) -> Vec<String> {
+        c.checks
+            .iter()
+            .filter(|k| k.severity == Severity::Warning)
+            .map(|k| k.message.clone())
+            .collect()
+    }
+
+    /// See #17, case 8: with every A run before every B run on a drifting machine, an A/A
+    /// comparison said "B faster" with correct statistics.
+    #[test]
+    fn groups_that_do_not_interleave_in_time_are_flagged() {
+        let a: Vec<_> = (0..4)
+            .map(|i| at(synthetic("a", 4, 500, 2e5, i + 1), i as u32, "127.0.0.1:1"))
+            .collect();
+        let b: Vec<_> = (0..4)
+            .map(|i| {
+                at(
+                    synthetic("b", 4, 500, 2e5, i + 9),
+                    10 + i as u32,
+                    "127.0.0.1:1",
+                )
+            })
+            .collect();
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        let w = warnings(&c);
+        assert!(
+            w.iter()
+                .any(|m| m.contains("not interleaved") && m.contains("alternate")),
+            "{w:?}"
+        );
+        // Alternated: A at even minutes, B at odd ones.
+        let a: Vec<_> = (0..4)
+            .map(|i| {
+                at(
+                    synthetic("a", 4, 500, 2e5, i + 1),
+                    2 * i as u32,
+                    "127.0.0.1:1",
+                )
+            })
+            .collect();
+        let b: Vec<_> = (0..4)
+            .map(|i| {
+                at(
+                    synthetic("b", 4, 500, 2e5, i + 9),
+                    2 * i as u32 + 1,
+                    "127.0.0.1:1",
+                )
+            })
+            .collect();
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        assert!(
+            !warnings(&c).iter().any(|m| m.contains("interleaved")),
+            "{:?}",
+            c.checks
+        );
+    }
+
+    /// See #17, case 22: two servers are not two workloads.
+    #[test]
+    fn different_servers_are_a_note_not_a_different_workload() {
+        let a = vec![at(synthetic("a", 4, 500, 2e5, 1), 0, "127.0.0.1:40001")];
+        let b = vec![at(synthetic("b", 4, 500, 2e5, 2), 1, "10.0.0.2:6081")];
+        let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+        assert!(
+            !warnings(&c).iter().any(|m| m.contains("workload differs")),
+            "{:?}",
+            c.checks
+        );
+        assert!(
+            c.checks
+                .iter()
+                .any(|k| k.severity == Severity::Note && k.message.contains("different servers")),
+            "{:?}",
+            c.checks
         );
     }
 }
@@ -378,6 +468,83 @@ mod formats {
             );
         }
     }
+
+    /// See #17, case 5: the report printed service p99.9 519.57 ms against a max of
+    /// 519.51 ms (the histogram's bucket top).
+    #[test]
+    fn quantiles_never_exceed_the_exact_max_nor_fall_under_the_min() {
+        use vload_schema::{EncodedHistogram, HistogramSettings, LatencyRecord, Moments};
+        let mut run = synthetic("x", 2, 1_000, 200_000.0, 3);
+        let (mut h, mut m) = (
+            vload_schema::new_histogram(&HistogramSettings::default()),
+            Moments::new(),
+        );
+        for v in [519_000_000u64, 519_510_000] {
+            for _ in 0..10_000 {
+                h.record(v).unwrap();
+                m.record(v);
+            }
+        }
+        assert!(
+            h.value_at_quantile(0.999) > 519_510_000,
+            "the bucket top lies above the max"
+        );
+        let record = LatencyRecord {
+            histogram: EncodedHistogram::encode(&h).unwrap(),
+            moments: m,
+        };
+        run.latency.response = Some(record.clone());
+        run.latency.service = record;
+        let summary = vload_analyze::Summary::of(&run).unwrap();
+        for (name, value) in &summary.latency.quantiles {
+            let value = value.expect("enough samples");
+            assert!(value <= 519_510_000, "{name} {value} above the max");
+            assert!(value >= 519_000_000, "{name} {value} under the min");
+        }
+        let hgrm = vload_analyze::render::report::hgrm(&run).unwrap();
+        let above = hgrm
+            .lines()
+            .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+            .any(|ms| ms > 519.510_000_1);
+        assert!(!above, "{hgrm}");
+        let p999 = vload_analyze::compare::Metric::P999
+            .of(&run)
+            .unwrap()
+            .unwrap();
+        assert!(p999 <= 519_510_000.0, "{p999}");
+    }
+
+    /// See #17, case 18: labels and server bytes printed raw could retitle the terminal.
+    #[test]
+    fn control_characters_from_files_and_servers_are_escaped() {
+        let mut run = synthetic("x", 2, 1_000, 200_000.0, 3);
+        run.label = Some("\u{1b}]0;pwned\u{7}".into());
+        run.totals.errors.insert(
+            vload_schema::ErrorKind::Protocol,
+            vload_schema::ErrorCount {
+                count: 0,
+                sample: "bad bytes \u{1b}[2J\r\u{9b}1m".into(),
+            },
+        );
+        let summary = vload_analyze::Summary::of(&run).unwrap();
+        for text in [
+            vload_analyze::render::text::render(&summary),
+            vload_analyze::render::report::markdown(&summary),
+        ] {
+            assert!(
+                !text.chars().any(|c| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+            assert!(text.contains("\\u{1b}]0;pwned"), "{text}");
+        }
+        let other = synthetic("y", 2, 1_000, 200_000.0, 4);
+        let c = vload_analyze::compare(("\u{1b}[31mA", &[run.clone()]), ("B", &[other])).unwrap();
+        let text = vload_analyze::render::compare::text(&c);
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+    }
 }
 
 mod plot {
@@ -428,6 +595,28 @@ mod plot {
             .filter(|n| n.attribute("class") == Some("series"))
             .count();
         assert!(polylines >= 2 * 3 + 2 * 3, "{polylines}");
+    }
+
+    /// See #17, case 16: a run with no successful response made plot take log10(0) and
+    /// allocate 17 GiB of ticks.
+    #[test]
+    fn runs_with_no_success_no_request_or_one_request_plot() {
+        let empty = synthetic("empty", 0, 0, 1.0, 3);
+        let silent = synthetic("silent", 3, 0, 1.0, 3);
+        let one = synthetic("one", 1, 1, 250_000.0, 3);
+        let mut label = synthetic("x", 2, 100, 250_000.0, 3);
+        label.label = Some("\u{1b}]0;title\u{7}".into());
+        for runs in [
+            vec![("empty".to_owned(), empty.clone())],
+            vec![("silent".to_owned(), silent)],
+            vec![("one".to_owned(), one), ("empty".to_owned(), empty)],
+            vec![("\u{1b}[2J".to_owned(), label)],
+        ] {
+            let page = vload_analyze::render::plot::html(&runs).unwrap();
+            let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+            roxmltree::Document::parse(xml).expect("the page is well-formed XML");
+            assert!(page.len() < 1_000_000, "{} bytes", page.len());
+        }
     }
 }
 

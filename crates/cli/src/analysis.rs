@@ -94,10 +94,24 @@ pub(crate) struct PlotArgs {
     pub(crate) output: PathBuf,
 }
 
+/// The largest run file read: a day-long run is about 200 MB, so this leaves room while a
+/// wrong file (a disk image, a log) is refused instead of read into memory.
+const MAX_RUN_FILE: u64 = 1 << 30;
+
 /// Reads and validates a run file; errors name the file.
 pub(crate) fn read_run(path: &Path) -> anyhow::Result<RunFile> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read run file '{}'", path.display()))?;
+    let cannot = || format!("cannot read run file '{}'", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let size = file.metadata().with_context(cannot)?.len();
+    if size > MAX_RUN_FILE {
+        bail!(
+            "'{}' is {size} bytes, larger than any run file vload writes (at most {MAX_RUN_FILE}): is it the right file?",
+            path.display()
+        );
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_RUN_FILE + 1), &mut text)
+        .with_context(cannot)?;
     RunFile::from_json(&text).with_context(|| format!("'{}'", path.display()))
 }
 
@@ -119,7 +133,8 @@ fn display_name(path: &str, run: &RunFile) -> String {
 
 fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    // Run files may come from anywhere: nothing in them reaches the terminal as a control.
+    out.write_all(vload_analyze::units::clean_lines(text).as_bytes())?;
     out.flush()?;
     Ok(())
 }
@@ -145,10 +160,10 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for finding in &findings {
-        eprintln!("vload: warning: {finding}");
+        eprintln!("vload: warning: {}", vload_analyze::units::clean(finding));
     }
     if let Some(path) = &args.output {
-        crate::attack::write_atomic(path, &run.to_json())?;
+        crate::output::write_to(path, &run.to_json(), "merged run file")?;
     }
     let summary = vload_analyze::Summary::of(&run)?;
     let text = match args.format {
@@ -275,8 +290,7 @@ pub(crate) fn plot(args: &PlotArgs) -> anyhow::Result<ExitCode> {
         .map(|(path, run)| (display_name(&path, &run), run))
         .collect();
     let page = render::plot::html(&named)?;
-    crate::attack::write_atomic(&args.output, &page)
-        .with_context(|| format!("cannot write plot '{}'", args.output.display()))?;
+    crate::output::write_to(&args.output, &page, "plot")?;
     eprintln!("vload: plot written to {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

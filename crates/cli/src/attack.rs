@@ -2,7 +2,7 @@
 
 use std::io::{IsTerminal as _, Write as _};
 use std::net::{SocketAddr, ToSocketAddrs as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -14,6 +14,7 @@ use vload_engine::{
 };
 use vload_schema::RunFile;
 
+use crate::output::Destination;
 use crate::{parse, server};
 
 /// `--rate`: a number of requests per second, or unlimited.
@@ -37,6 +38,13 @@ pub(crate) enum ArrivalArg {
 }
 
 const DEFAULT_CONNECTIONS: u32 = 50;
+/// More worker threads than this helps no machine (one per core is the most that does).
+const MAX_THREADS: u32 = 1024;
+/// HTTP/2 servers allow 100 to 1,000 streams on a connection (SETTINGS_MAX_CONCURRENT_STREAMS);
+/// beyond the server's figure, requests only wait inside vload.
+const MAX_STREAMS: u32 = 10_000;
+/// Streams in flight over all connections: each is a task with its request and buffers.
+const MAX_IN_FLIGHT: u64 = 1_000_000;
 const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -214,6 +222,9 @@ impl AttackArgs {
         }
         let threads = match self.threads {
             Some(0) => bail!("--threads must be at least 1"),
+            Some(t) if t > MAX_THREADS => bail!(
+                "--threads {t} is more than vload runs ({MAX_THREADS}): one thread per core is the most that helps"
+            ),
             Some(t) => t,
             None => AttackPlan::default_threads(connect_to, vload_engine::available_cores()),
         };
@@ -235,11 +246,7 @@ impl AttackArgs {
             },
             connect_to_set,
             http2: self.http2,
-            streams: match (self.http2, self.streams) {
-                (_, Some(0)) => bail!("--streams must be at least 1"),
-                (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
-                (_, n) => n.unwrap_or(1),
-            },
+            streams: self.streams_checked(&load)?,
             tls: (uri_is_https).then(|| TlsOptions {
                 server_name: tls_name,
                 verify: match (&self.cacert, self.insecure) {
@@ -362,6 +369,31 @@ impl AttackArgs {
         Ok(load)
     }
 
+    /// `--streams`, bounded by what a server and this process can hold.
+    fn streams_checked(&self, load: &Load) -> anyhow::Result<u32> {
+        let streams = match (self.http2, self.streams) {
+            (_, Some(0)) => bail!("--streams must be at least 1"),
+            (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
+            (_, Some(n)) if n > MAX_STREAMS => bail!(
+                "--streams {n} is more than any HTTP/2 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
+            ),
+            (_, n) => n.unwrap_or(1),
+        };
+        let connections = match *load {
+            Load::Closed { connections } => connections,
+            Load::Open {
+                max_connections, ..
+            } => max_connections,
+        };
+        let in_flight = u64::from(connections) * u64::from(streams);
+        if in_flight > MAX_IN_FLIGHT {
+            bail!(
+                "{connections} connections x {streams} streams is {in_flight} requests in flight, more than vload holds ({MAX_IN_FLIGHT}): lower -c/--max-connections or --streams"
+            );
+        }
+        Ok(streams)
+    }
+
     fn stop(&self) -> anyhow::Result<Stop> {
         if self.duration.is_some_and(|d| d.is_zero()) {
             bail!("--duration must be longer than 0s");
@@ -407,10 +439,7 @@ impl AttackArgs {
         }
         let body = match (&self.body, &self.body_file) {
             (Some(text), _) => Bytes::from(text.clone()),
-            (None, Some(path)) => Bytes::from(
-                std::fs::read(path)
-                    .with_context(|| format!("cannot read --body-file '{}'", path.display()))?,
-            ),
+            (None, Some(path)) => Bytes::from(read_body_file(path)?),
             (None, None) => Bytes::new(),
         };
         if !body.is_empty() && !headers.contains_key(http::header::CONTENT_TYPE) {
@@ -437,13 +466,21 @@ impl AttackArgs {
                 .with_context(|| format!("cannot resolve --connect-to '{to}': expected HOST:PORT"))?
                 .next()
                 .with_context(|| format!("--connect-to '{to}' has no address"))?;
+            if addr.port() == 0 {
+                bail!("--connect-to '{to}': port 0 is not a port (1 to 65535)");
+            }
             return Ok((addr, true));
         }
         let authority = uri.authority().expect("target() checked the authority");
+        let default_port = if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        };
         let key = format!(
             "{}:{}",
             authority.host(),
-            authority.port_u16().unwrap_or(80)
+            authority.port_u16().unwrap_or(default_port)
         );
         for entry in &self.resolve {
             let bad = || {
@@ -457,6 +494,7 @@ impl AttackArgs {
             let port: u16 = host_port
                 .rsplit_once(':')
                 .and_then(|(_, p)| p.parse().ok())
+                .filter(|p| *p > 0)
                 .ok_or_else(bad)?;
             if host_port == key {
                 return Ok((SocketAddr::new(addr, port), true));
@@ -464,6 +502,26 @@ impl AttackArgs {
         }
         Ok((resolve(uri)?, false))
     }
+}
+
+/// The largest request body: one copy is shared by every request, but a wrong file (a disk
+/// image) should be refused, not read into memory.
+const MAX_BODY: u64 = 1 << 30;
+
+fn read_body_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    let cannot = || format!("cannot read --body-file '{}'", path.display());
+    let file = std::fs::File::open(path).with_context(cannot)?;
+    let size = file.metadata().with_context(cannot)?.len();
+    if size > MAX_BODY {
+        bail!(
+            "--body-file '{}' is {size} bytes, above the 1 GiB vload sends as one body",
+            path.display()
+        );
+    }
+    let mut body = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_BODY), &mut body)
+        .with_context(cannot)?;
+    Ok(body)
 }
 
 /// `hot.txt:90,crawl.txt:10`.
@@ -503,9 +561,12 @@ fn target(url: &str) -> anyhow::Result<Uri> {
         }
         None => bail!("invalid URL '{url}': expected http://host[:port]/path"),
     }
-    if uri.authority().is_none() {
+    let Some(authority) = uri.authority() else {
         bail!("invalid URL '{url}': no host: expected http://host[:port]/path")
-    }
+    };
+    // The http crate reads `:99999` as no port at all, which would attack port 80.
+    vload_engine::check_port(authority)
+        .map_err(|why| anyhow::anyhow!("invalid URL '{url}': {why}"))?;
     Ok(uri)
 }
 
@@ -570,6 +631,15 @@ impl Observer for ProgressLine {
 struct Observers<'a>(&'a mut ProgressLine, &'a mut ServerWatch);
 
 impl Observer for Observers<'_> {
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that part of the output is lost"
+    )]
+    fn on_warning(&mut self, warning: &str) {
+        self.0.clear();
+        eprintln!("vload: warning: {}", vload_analyze::units::clean(warning));
+    }
+
     fn on_interval(&mut self, p: &Progress) {
         self.1.on_interval(p);
         self.0.on_interval(p);
@@ -664,13 +734,15 @@ impl ServerWatch {
         };
         if let Some(instance) = &self.varnish {
             let instance = instance.as_deref();
-            let window = match (
-                &self.varnish_start,
-                &self.varnish_edge,
-                server::settled_varnishstat(instance),
-            ) {
-                (_, _, Err(e)) => Err(format!("{e:#}")),
-                (Some(start), edge, Ok(end)) => {
+            // Every request vload completed, warm-up included, was one lookup.
+            let expected: u64 = run.intervals.iter().map(|i| i.completed).sum();
+            let settled = self
+                .varnish_start
+                .as_ref()
+                .map(|start| server::settled_varnishstat(instance, start, expected));
+            let window = match (&self.varnish_start, &self.varnish_edge, settled) {
+                (_, _, Some(Err(e))) => Err(format!("{e:#}")),
+                (Some(start), edge, Some(Ok(end))) => {
                     // Varnish publishes a busy connection's counts late (when it closes, or
                     // with feature +busy_stats_rate every few requests): an edge snapshot
                     // that missed the warm-up's requests is stale, and the whole attack is
@@ -685,7 +757,7 @@ impl ServerWatch {
                         None => server::varnish_window(instance, "attack", start, &end),
                     }
                 }
-                (None, _, _) => unreachable!("the first snapshot was taken or start failed"),
+                _ => unreachable!("the first snapshot was taken or start failed"),
             };
             match window {
                 Ok(window) => record.varnish = Some(window),
@@ -722,86 +794,151 @@ impl ProgressLine {
     }
 }
 
-/// Triggers `interrupt` on SIGINT or SIGTERM, from a thread of its own.
-fn watch_signals(interrupt: Interrupt) -> anyhow::Result<()> {
+/// The signal that interrupted an attack, if one did (0 until then).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Signals(std::sync::Arc<std::sync::atomic::AtomicI32>);
+
+impl Signals {
+    /// The first signal received, if any.
+    pub(crate) fn received(&self) -> Option<i32> {
+        Some(self.0.load(std::sync::atomic::Ordering::SeqCst)).filter(|s| *s != 0)
+    }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP, triggers `interrupt` (the attack ends, the run file is still
+/// written); on a second one, exits at once, since the user insists (a run file waiting for
+/// a reader at a FIFO would otherwise hold the process forever).
+fn watch_signals(interrupt: Interrupt) -> anyhow::Result<Signals> {
+    use tokio::signal::unix::{SignalKind, signal};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    // Install the handlers now, so a signal that comes before the thread runs is not lost.
-    let (mut term, ctrl_c) = runtime.block_on(async {
-        let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        let ctrl_c = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        Ok::<_, std::io::Error>((term, ctrl_c))
+    // Installed now, so a signal that comes before the thread runs is not lost.
+    let (mut int, mut term, mut hup) = runtime.block_on(async {
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::hangup())?,
+        ))
     })?;
-    let mut ctrl_c = ctrl_c;
+    let signals = Signals::default();
+    let seen = signals.0.clone();
     std::thread::Builder::new()
         .name("vload-signals".into())
         .spawn(move || {
             runtime.block_on(async {
-                tokio::select! {
-                    _ = ctrl_c.recv() => {}
-                    _ = term.recv() => {}
+                loop {
+                    let number = tokio::select! {
+                        _ = int.recv() => libc::SIGINT,
+                        _ = term.recv() => libc::SIGTERM,
+                        _ = hup.recv() => libc::SIGHUP,
+                    };
+                    let first = seen.compare_exchange(
+                        0,
+                        number,
+                        std::sync::atomic::Ordering::SeqCst,
+                        std::sync::atomic::Ordering::SeqCst,
+                    );
+                    if first.is_err() {
+                        std::process::exit(128 + number);
+                    }
+                    interrupt.trigger();
                 }
             });
-            interrupt.trigger();
         })?;
-    Ok(())
+    Ok(signals)
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory and a rename,
-/// so a reader never sees half a run file.
-pub(crate) fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let tmp = temp_path(path);
-    std::fs::write(&tmp, text)
-        .with_context(|| format!("cannot write run file '{}'", path.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot write run file '{}'", path.display()))
+/// What `vload attack` did: the run, where it goes, and the signal that ended it early.
+pub(crate) struct Attack {
+    pub(crate) run: RunFile,
+    pub(crate) output: Option<Destination>,
+    pub(crate) signal: Option<i32>,
 }
 
-fn temp_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "run.json".into());
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+/// Where the load goes when no URL is given: the URL of the first absolute target (so a
+/// vegeta user's `--targets` file is sent where it says), the --connect-to address, or, when
+/// nothing names a server, the built-in origin.
+enum Aim {
+    Url(String),
+    BuiltIn,
 }
 
-/// Fails now, not after a ten-minute attack, if the run file cannot be written.
-fn check_writable(path: &Path) -> anyhow::Result<()> {
-    let tmp = temp_path(path);
-    std::fs::write(&tmp, b"")
-        .with_context(|| format!("cannot write run file '{}' (-o)", path.display()))?;
-    let _ = std::fs::remove_file(tmp);
-    Ok(())
-}
-
-/// Runs `vload attack`; returns the run and whether it measured anything.
-pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<RunFile> {
-    if let Some(path) = &args.output {
-        check_writable(path)?;
+impl AttackArgs {
+    fn aim(&self) -> anyhow::Result<Aim> {
+        if let Some(url) = &self.url {
+            return Ok(Aim::Url(url.clone()));
+        }
+        let Some(targets) = self.target_plan()? else {
+            if let Some(to) = &self.connect_to {
+                return Ok(Aim::Url(format!("http://{to}/")));
+            }
+            return Ok(Aim::BuiltIn);
+        };
+        let summary = targets.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let files = targets
+            .sets
+            .iter()
+            .map(|s| format!("'{}'", s.path.display()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let origin = match (&summary.first_origin, summary.paths, &self.connect_to) {
+            (Some(origin), 0, _) => origin.clone(),
+            (Some(_), paths, None) => bail!(
+                "{files} holds both absolute URLs and {paths} paths, and no URL was given for the paths: give the URL they resolve against, e.g. vload attack {} http://host:port/",
+                self.target_flag()
+            ),
+            (Some(origin), _, Some(_)) => origin.clone(),
+            (None, _, Some(to)) => format!("http://{to}"),
+            (None, _, None) => return Ok(Aim::BuiltIn),
+        };
+        if summary.schemes.0 > 0 && summary.schemes.1 > 0 {
+            bail!(
+                "{files} mixes http:// and https:// URLs and no URL was given: vload speaks one of them per attack; give the URL, e.g. vload attack {} https://host/",
+                self.target_flag()
+            );
+        }
+        Ok(Aim::Url(format!("{origin}/")))
     }
-    // No URL: the built-in origin, on its own thread, alive until the attack ends.
-    let origin = match &args.url {
-        Some(_) => None,
-        None => Some(
-            vload_origin::spawn(vload_origin::OriginConfig {
+
+    /// The flag that named the targets, for messages.
+    fn target_flag(&self) -> &'static str {
+        match (&self.targets, &self.urls, &self.replay_log) {
+            (Some(_), _, _) => "--targets FILE",
+            (_, Some(_), _) => "--urls FILE",
+            (_, _, Some(_)) => "--replay-log FILE",
+            _ => "--mix FILES",
+        }
+    }
+}
+
+/// Runs `vload attack` up to its run file, which the caller writes after the report.
+pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
+    // First, so that a Ctrl-C while files are read ends vload cleanly.
+    let interrupt = Interrupt::new();
+    let signals = watch_signals(interrupt.clone()).context("cannot install signal handlers")?;
+    let output = args
+        .output
+        .as_deref()
+        .map(|path| crate::output::check(path, "run file"))
+        .transpose()?;
+    // No URL and nothing naming a server: the built-in origin, on its own thread, alive
+    // until the attack ends.
+    let (url, origin) = match args.aim()? {
+        Aim::Url(url) => (url, None),
+        Aim::BuiltIn => {
+            let origin = vload_origin::spawn(vload_origin::OriginConfig {
                 threads: Some(1),
                 ..vload_origin::OriginConfig::loopback()
             })
-            .context("cannot start the built-in origin")?,
-        ),
-    };
-    let url = match (&args.url, &origin) {
-        (Some(url), _) => url.clone(),
-        (None, Some(origin)) => origin.url(),
-        (None, None) => unreachable!("an origin is started when no URL is given"),
+            .context("cannot start the built-in origin")?;
+            (origin.url(), Some(origin))
+        }
     };
     let mut plan = args.plan(&url)?;
     // The built-in origin answers any Host: targets naming other hosts all go to it.
     plan.connect_to_set |= origin.is_some();
-    announce(&plan, origin.is_some());
-    let interrupt = Interrupt::new();
-    watch_signals(interrupt.clone()).context("cannot install signal handlers")?;
+    announce(&plan, origin.is_some(), args.url.is_none());
     let mut progress = ProgressLine {
         enabled: !args.no_progress && std::io::stderr().is_terminal(),
         drawn: false,
@@ -812,20 +949,21 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<RunFile> {
     progress.clear();
     let mut run = result?;
     watch.finish(&mut run);
-    if let Some(path) = &args.output {
-        write_atomic(path, &run.to_json())?;
-    }
     drop(origin);
-    Ok(run)
+    Ok(Attack {
+        run,
+        output,
+        signal: signals.received(),
+    })
 }
 
 #[allow(clippy::print_stderr, reason = "the cli's own status line")]
-fn announce(plan: &AttackPlan, builtin: bool) {
-    let target = plan.request.url.to_string();
-    let origin = if builtin {
-        " (the built-in origin: no URL given)"
-    } else {
-        ""
+fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
+    let target = vload_analyze::units::clean(&plan.request.url.to_string()).into_owned();
+    let origin = match (builtin, from_targets) {
+        (true, _) => " (the built-in origin: no URL given, and nothing names a server)",
+        (false, true) => " (no URL given: where the targets and --connect-to point)",
+        (false, false) => "",
     };
     let why = if plan.connect_to.ip().is_loopback()
         && plan.threads * 2 <= vload_engine::available_cores()
@@ -839,7 +977,12 @@ fn announce(plan: &AttackPlan, builtin: bool) {
         plan.threads,
         if plan.threads == 1 { "" } else { "s" }
     );
-    eprintln!("vload: attacking {target}{origin} with {threads}{why}");
+    let address = if plan.connect_to_set && !builtin {
+        format!(" at {}", plan.connect_to)
+    } else {
+        String::new()
+    };
+    eprintln!("vload: attacking {target}{address}{origin} with {threads}{why}");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 mod analysis;
 mod attack;
+mod output;
 mod parse;
 mod server;
 
@@ -20,9 +21,13 @@ use crate::attack::AttackArgs;
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  success
-  1  a comparison found a regression or a threshold was breached
-  2  error: bad input, or an attack in which no request succeeded";
+  0    success
+  1    a comparison found a regression or a threshold was breached
+  2    error: bad input, a run file that could not be written, or an attack in which no
+       request succeeded
+  130  the attack was interrupted by Ctrl-C (SIGINT); 143 by SIGTERM; 129 by SIGHUP: the
+       report was printed and the run file written (marked interrupted); a second signal
+       quits at once";
 
 /// HTTP load generator and analyzer: honest latencies, exact merges, defensible comparisons.
 #[derive(Debug, Parser)]
@@ -62,7 +67,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("vload: error: {err:#}");
+            let message = format!("{err:#}");
+            eprintln!("vload: error: {}", vload_analyze::units::clean(&message));
             ExitCode::from(2)
         }
     }
@@ -86,13 +92,23 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
-    let run = attack::run(args)?;
+    let attack::Attack {
+        run,
+        output,
+        signal,
+    } = attack::run(args)?;
+    // The report first and always: whatever happens to the run file, the numbers are shown.
     let summary = vload_analyze::Summary::of(&run).context("summarising the run")?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(vload_analyze::render::text::render(&summary).as_bytes())?;
-    out.flush()?;
-    if let Some(path) = &args.output {
-        eprintln!("vload: run file written to {}", path.display());
+    let report = vload_analyze::render::text::render(&summary);
+    let printed = print_stdout(&report);
+    if let Some(destination) = &output
+        && !save_run(destination, &run)
+    {
+        return Ok(ExitCode::from(2));
+    }
+    printed?;
+    if let Some(signal) = signal {
+        return Ok(ExitCode::from(128 + signal as u8));
     }
     let succeeded = run.totals.successes() > 0 || run.totals.status_codes.values().sum::<u64>() > 0;
     if !succeeded && run.totals.error_count() > 0 {
@@ -107,10 +123,46 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
             first.count,
             kind.as_str(),
             first.sample,
-            run.plan.target
+            run.plan
+                .server_address
+                .as_deref()
+                .unwrap_or(&run.plan.target)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(vload_analyze::units::clean_lines(text).as_bytes())?;
+    out.flush()
+}
+
+/// Writes the run file; when that fails (a full disk), says so in one line, saves it
+/// elsewhere, and says where. Returns false on failure (the run then exits 2).
+fn save_run(destination: &output::Destination, run: &vload_schema::RunFile) -> bool {
+    let text = run.to_json();
+    let error = match output::write(destination, &text, "run file") {
+        Ok(()) => {
+            eprintln!(
+                "vload: run file written to {}",
+                destination.path().display()
+            );
+            return true;
+        }
+        Err(e) => format!("{e:#}"),
+    };
+    match output::rescue(&text, &run.run_id) {
+        Ok(saved) => eprintln!(
+            "vload: error: {error}; the run was saved to {} instead",
+            saved.display()
+        ),
+        Err(failures) => eprintln!(
+            "vload: error: {error}; no copy could be saved either ({}): the report above is all that is left of this run",
+            failures.join("; ")
+        ),
+    }
+    false
 }
 
 fn origin(args: &vload_origin::OriginArgs) -> anyhow::Result<ExitCode> {
@@ -119,8 +171,10 @@ fn origin(args: &vload_origin::OriginArgs) -> anyhow::Result<ExitCode> {
     let listen = config.listen;
     let origin =
         vload_origin::spawn(config).with_context(|| format!("cannot listen on {listen}"))?;
-    println!("vload origin listening on {}", origin.url());
-    std::io::stdout().flush()?;
-    origin.run_until_signal()?;
+    let url = origin.url();
+    origin.run_until_signal(|| {
+        println!("vload origin listening on {url}");
+        let _ = std::io::stdout().flush();
+    })?;
     Ok(ExitCode::SUCCESS)
 }

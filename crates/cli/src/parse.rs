@@ -4,6 +4,11 @@ use std::time::Duration;
 
 /// The highest rate `--rate` accepts.
 const MAX_RATE_PER_S: f64 = 10_000_000.0;
+/// The lowest: one request an hour (`1/h`). Far slower schedules overflow the clock.
+const MIN_RATE_PER_S: f64 = 1.0 / 3600.0;
+/// The longest duration any flag takes: a year. Longer ones overflow the clock
+/// (`-d 213503982334601d` panicked).
+const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
 
 /// `--rate`: `20000`, `20k`, `1.5k`, `20000/s`, `1200/m`, `72k/h`; `infinity`, `inf` or `0`
 /// mean no rate (closed loop). Returns requests per second, `None` for unlimited.
@@ -48,14 +53,25 @@ pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
             "rate '{text}' is above 10,000,000/s, more than one machine can send: use a lower --rate"
         ));
     }
+    if per_s > 0.0 && per_s < MIN_RATE_PER_S * (1.0 - 1e-9) {
+        return Err(format!(
+            "rate '{text}' is below one request an hour: give at least 1/h, or 0 for a closed loop"
+        ));
+    }
     Ok((per_s > 0.0).then_some(per_s))
 }
 
 /// Durations: `10s`, `500ms`, `2m`, `1h30m`.
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim()).map_err(|_| {
+    let d = humantime::parse_duration(text.trim()).map_err(|_| {
         format!("invalid duration '{text}': expected a number with a unit, like 10s, 500ms or 2m")
-    })
+    })?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "duration '{text}' is longer than a year (365d), the longest vload takes"
+        ));
+    }
+    Ok(d)
 }
 
 /// `-H 'Name: value'`.
@@ -155,5 +171,23 @@ mod tests {
     fn durations_have_units() {
         assert_eq!(duration("500ms"), Ok(Duration::from_millis(500)));
         assert!(duration("10").unwrap_err().contains("'10'"));
+    }
+
+    #[test]
+    fn durations_and_rates_that_overflow_the_clock_are_refused() {
+        // See #17, case 15: both panicked.
+        assert!(
+            duration("213503982334601d")
+                .unwrap_err()
+                .contains("longer than a year")
+        );
+        assert_eq!(duration("365d"), Ok(Duration::from_secs(365 * 86_400)));
+        assert!(
+            rate("1e-19")
+                .unwrap_err()
+                .contains("below one request an hour")
+        );
+        assert_eq!(rate("1/h"), Ok(Some(1.0 / 3600.0)));
+        assert!(rate("NaN").is_err());
     }
 }

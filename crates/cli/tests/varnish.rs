@@ -420,12 +420,22 @@ fn split_multidomain_vcl_costs_less_server_cpu_per_request_than_naive() {
 /// Runs `sh -c script` under vcl/run.sh with hello.vcl; returns its exit status and whether
 /// the varnishd it started (its PID written to `pid_file` by the script) is gone afterwards.
 fn run_sh(script: &str, pid_file: &Path) -> (std::process::ExitStatus, bool) {
+    run_sh_with(script, pid_file, "")
+}
+
+/// [`run_sh`] with `VARNISHD_ARGS` set.
+fn run_sh_with(
+    script: &str,
+    pid_file: &Path,
+    varnishd_args: &str,
+) -> (std::process::ExitStatus, bool) {
     let script = format!("echo $VARNISHD_PID > {}; {script}", pid_file.display());
     let status = Command::new("bash")
         .arg(root().join("vcl/run.sh"))
         .arg(root().join("vcl/hello.vcl"))
         .args(["sh", "-c", &script])
         .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
+        .env("VARNISHD_ARGS", varnishd_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
@@ -469,5 +479,18 @@ fn run_sh_starts_the_stack_and_tears_it_down() {
     let (status, gone) = run_sh("exit 3", &pid_file);
     assert_eq!(status.code(), Some(3));
     assert!(gone, "varnishd was stopped after a failing command");
+    // See #17, case 25: varnishd parameters pass through VARNISHD_ARGS.
+    let shown = dir.join("param");
+    let script = format!(
+        "varnishadm -n $VARNISH_NAME param.show thread_pools > {} && varnishadm -n $VARNISH_NAME param.show default_ttl >> {}",
+        shown.display(),
+        shown.display()
+    );
+    let (status, gone) = run_sh_with(&script, &pid_file, "-p thread_pools=3 -t 77");
+    assert!(status.success());
+    assert!(gone);
+    let params = std::fs::read_to_string(&shown).unwrap();
+    assert!(params.contains("Value is: 3"), "{params}");
+    assert!(params.contains("Value is: 77"), "{params}");
     let _ = std::fs::remove_dir_all(&dir);
 }

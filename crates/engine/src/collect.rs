@@ -23,6 +23,14 @@ pub(crate) struct Collected {
     pub(crate) summaries: Vec<WorkerSummary>,
 }
 
+/// The interval log as it is written: each interval is held until the next one comes, so
+/// the last, partial one is written with its true length. Warm-up intervals are left out,
+/// so the log alone sums to the run's counts.
+struct Hlog<'a, 'b> {
+    writer: HlogWriter<'a, 'b>,
+    held: Option<(u32, IntervalStats)>,
+}
+
 /// Fixed facts the collector needs.
 #[derive(Debug)]
 pub(crate) struct CollectSetup {
@@ -44,7 +52,8 @@ pub(crate) fn record_of(d: &Distribution) -> LatencyRecord {
 
 type HlogWriter<'a, 'b> = IntervalLogWriter<'a, 'b, BufWriter<File>, V2DeflateSerializer>;
 
-/// Receives until every worker is done.
+/// Receives until every worker is done. A failure to write the interval log costs the log,
+/// never the run: the observer is told and the attack goes on.
 pub(crate) fn collect(
     rx: &Receiver<WorkerMsg>,
     setup: &CollectSetup,
@@ -69,20 +78,27 @@ pub(crate) fn collect(
     };
     let mut log_file = hlog.map(|(file, path)| (BufWriter::new(file), path));
     let mut serializer = V2DeflateSerializer::new();
-    let mut log: Option<HlogWriter<'_, '_>> = match &mut log_file {
-        Some((writer, path)) => Some(
-            IntervalLogWriterBuilder::new()
+    let mut log: Option<Hlog<'_, '_>> = match &mut log_file {
+        Some((writer, path)) => Some(Hlog {
+            writer: IntervalLogWriterBuilder::new()
                 .add_comment(
                     "vload interval log: tags resp (response time, open loop), svc (service time), \
-                     lag (dispatch lag, open loop), hiccup; values in ns",
+                     lag (dispatch lag, open loop), hiccup; values in ns; warm-up left out",
                 )
                 .with_start_time(setup.started_at)
                 .with_base_time(setup.started_at)
                 .with_max_value_divisor(1e6)
                 .begin_log_with(writer, &mut serializer)
                 .map_err(|e| hlog_error(path, e))?,
-        ),
+            held: None,
+        }),
         None => None,
+    };
+    let log_failed = |log: &mut Option<Hlog<'_, '_>>, why: String, observer: &mut dyn Observer| {
+        *log = None;
+        observer.on_warning(&format!(
+            "the interval log (--hlog) could not be written and is incomplete: {why}; the run goes on"
+        ));
     };
     while finished.iter().any(|f| !f) {
         let Ok(msg) = rx.recv() else { break };
@@ -111,17 +127,48 @@ pub(crate) fn collect(
                 break;
             }
             let stats = entry.remove();
-            if let Some(log) = &mut log {
-                write_hlog(log, index, &stats, setup.open_loop).map_err(EngineError::HlogWrite)?;
+            let warmup = state.finalize(index, &stats, observer);
+            if let Some(hlog) = &mut log
+                && !warmup
+                && let Err(why) = hlog.hold(index, stats, setup.open_loop)
+            {
+                log_failed(&mut log, why, observer);
             }
-            state.finalize(index, &stats, observer);
+        }
+    }
+    let collected = state.finish();
+    if let Some(mut hlog) = log.take() {
+        let length = collected.intervals.last().map_or(1.0, |i| i.duration_s);
+        if let Err(why) = hlog.flush_held(length, setup.open_loop) {
+            log_failed(&mut log, why, observer);
         }
     }
     drop(log);
-    if let Some((mut writer, path)) = log_file {
-        writer.flush().map_err(|e| hlog_error(path, e))?;
+    if let Some((mut writer, _)) = log_file
+        && let Err(e) = writer.flush()
+    {
+        log_failed(&mut None, e.to_string(), observer);
     }
-    Ok(state.finish())
+    Ok(collected)
+}
+
+impl Hlog<'_, '_> {
+    /// Writes the interval held so far (a whole second) and holds this one.
+    fn hold(&mut self, index: u32, stats: IntervalStats, open_loop: bool) -> Result<(), String> {
+        self.flush_held(1.0, open_loop)?;
+        self.held = Some((index, stats));
+        Ok(())
+    }
+
+    /// Writes the held interval with this length in seconds.
+    fn flush_held(&mut self, length_s: f64, open_loop: bool) -> Result<(), String> {
+        match self.held.take() {
+            Some((index, stats)) => {
+                write_hlog(&mut self.writer, index, length_s, &stats, open_loop)
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 struct State<'a> {
@@ -134,7 +181,8 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn finalize(&mut self, index: u32, stats: &IntervalStats, observer: &mut dyn Observer) {
+    /// Adds interval `index`; returns true when it lies in the warm-up.
+    fn finalize(&mut self, index: u32, stats: &IntervalStats, observer: &mut dyn Observer) -> bool {
         let start_s = f64::from(index);
         let warmup = start_s < self.setup.warmup.as_secs_f64();
         let open = self.setup.open_loop;
@@ -156,6 +204,7 @@ impl State<'_> {
             bytes_out: stats.bytes_out,
             connections_opened: stats.connections_opened,
             in_flight: stats.in_flight,
+            unsent: stats.unsent,
             hits: stats.cache[0],
             misses: stats.cache[1],
             latency: record_of(primary),
@@ -178,9 +227,18 @@ impl State<'_> {
             completed: self.everything.completed,
             errors: self.everything.error_total(),
             rate_per_s: stats.completed as f64,
-            p50_ns: has.then(|| so_far.histogram.value_at_quantile(0.5)),
-            p99_ns: has.then(|| so_far.histogram.value_at_quantile(0.99)),
+            p50_ns: has.then(|| {
+                so_far
+                    .moments
+                    .clamp(so_far.histogram.value_at_quantile(0.5))
+            }),
+            p99_ns: has.then(|| {
+                so_far
+                    .moments
+                    .clamp(so_far.histogram.value_at_quantile(0.99))
+            }),
         });
+        warmup
     }
 
     fn finish(mut self) -> Collected {
@@ -201,11 +259,12 @@ impl State<'_> {
 fn write_hlog(
     log: &mut HlogWriter<'_, '_>,
     index: u32,
+    length_s: f64,
     stats: &IntervalStats,
     open_loop: bool,
 ) -> Result<(), String> {
     let start = Duration::from_secs(u64::from(index));
-    let second = Duration::from_secs(1);
+    let second = Duration::from_secs_f64(length_s.clamp(0.0, 1.0));
     let mut tagged = vec![("svc", &stats.service), ("hiccup", &stats.hiccup)];
     if open_loop {
         tagged.insert(0, ("resp", &stats.response));

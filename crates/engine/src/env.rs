@@ -48,6 +48,16 @@ fn clock() -> Option<vload_schema::ClockRecord> {
     })
 }
 
+/// The local ports this machine gives outgoing connections (Linux), if it says.
+pub(crate) fn local_port_range() -> Option<(u16, u16)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut parts = text.split_whitespace().map(str::parse::<u16>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(low)), Some(Ok(high))) if low <= high => Some((low, high)),
+        _ => None,
+    }
+}
+
 /// CPUs this process may run on.
 pub(crate) fn cores() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
@@ -68,14 +78,24 @@ fn cpu_model() -> Option<String> {
     })
 }
 
-/// Hex SHA-256 of what is requested: method, URL, headers, body.
+/// Hex SHA-256 of what is asked: method, scheme, path, headers (a Host given by hand
+/// included), body, targets. Not where it is sent: the URL's host and port, and the Host
+/// header taken from them, differ between two servers running the same workload (an x86_64
+/// and an aarch64 box, or two `vcl/run.sh` runs on random ports); `plan.server_address`
+/// records where.
 pub(crate) fn workload_hash(plan: &AttackPlan, targets: Option<&[u8; 32]>) -> String {
     let request = &plan.request;
     let mut hash = Sha256::new();
     hash.update(request.method.as_str());
     hash.update(b"\n");
-    hash.update(request.url.to_string());
+    hash.update(request.url.scheme_str().unwrap_or("http"));
+    hash.update(b" ");
+    hash.update(request.url.path_and_query().map_or("/", |pq| pq.as_str()));
+    let url_host = request.url.authority().map(|a| a.as_str().as_bytes());
     for (name, value) in &request.headers {
+        if name == http::header::HOST && Some(value.as_bytes()) == url_host {
+            continue;
+        }
         hash.update(b"\n");
         hash.update(name.as_str());
         hash.update(b": ");
@@ -164,6 +184,64 @@ mod tests {
         let id = run_id(t);
         assert!(id.starts_with("20261122T015612Z-"), "{id}");
         assert_eq!(id.len(), "20261122T015612Z-".len() + 8);
+    }
+
+    #[test]
+    fn the_workload_hash_ignores_where_the_load_goes() {
+        // See #17, case 22: every vcl/run.sh run had a different hash because of its port.
+        let plan = |url: &str, host: Option<&str>| {
+            let url: http::Uri = url.parse().unwrap();
+            let mut headers = http::HeaderMap::new();
+            let authority = url.authority().unwrap().as_str().to_owned();
+            headers.insert(
+                http::header::HOST,
+                host.unwrap_or(&authority).parse().unwrap(),
+            );
+            AttackPlan {
+                request: crate::RequestTemplate {
+                    url,
+                    method: http::Method::GET,
+                    headers,
+                    body: Default::default(),
+                },
+                connect_to: "127.0.0.1:1".parse().unwrap(),
+                load: crate::Load::Closed { connections: 1 },
+                stop: crate::Stop {
+                    duration: None,
+                    requests: Some(1),
+                },
+                warmup: Duration::ZERO,
+                timeout: Duration::from_secs(1),
+                connect_timeout: Duration::from_secs(1),
+                threads: 1,
+                label: None,
+                hlog: None,
+                targets: None,
+                requests_per_connection: None,
+                connect_to_set: false,
+                http2: false,
+                streams: 1,
+                tls: None,
+                shard: None,
+                http1_client: Default::default(),
+                start_at: None,
+            }
+        };
+        let hash = |p: &AttackPlan| workload_hash(p, None);
+        let a = hash(&plan("http://127.0.0.1:6081/x?y=1", None));
+        assert_eq!(a, hash(&plan("http://10.0.0.2:40217/x?y=1", None)));
+        assert_ne!(a, hash(&plan("http://127.0.0.1:6081/other", None)));
+        assert_ne!(a, hash(&plan("https://127.0.0.1:6081/x?y=1", None)));
+        // A Host given by hand is part of what is asked.
+        let named = hash(&plan(
+            "http://127.0.0.1:6081/x?y=1",
+            Some("www.example.com"),
+        ));
+        assert_ne!(a, named);
+        assert_eq!(
+            named,
+            hash(&plan("http://10.0.0.2:80/x?y=1", Some("www.example.com")))
+        );
     }
 
     #[test]

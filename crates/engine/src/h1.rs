@@ -149,6 +149,9 @@ pub(crate) struct H1Conn {
     start: usize,
     end: usize,
     closed: bool,
+    /// Body bytes received since the last [`H1Conn::take_received`], whether or not the
+    /// response completes: a server that streams an endless body is seen sending it.
+    received: u64,
 }
 
 impl H1Conn {
@@ -159,7 +162,13 @@ impl H1Conn {
             start: 0,
             end: 0,
             closed: false,
+            received: 0,
         }
+    }
+
+    /// Body bytes received since the last call.
+    pub(crate) fn take_received(&mut self) -> u64 {
+        std::mem::take(&mut self.received)
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -294,7 +303,9 @@ impl H1Conn {
             Framing::UntilClose => {
                 let mut total = 0u64;
                 loop {
-                    total += (self.end - self.start) as u64;
+                    let n = (self.end - self.start) as u64;
+                    total += n;
+                    self.received += n;
                     self.start = self.end;
                     if self.fill().await.map_err(|e| io_failure(&e, true))? == 0 {
                         self.closed = true;
@@ -326,6 +337,7 @@ impl H1Conn {
         loop {
             let take = n.min((self.end - self.start) as u64);
             self.start += take as usize;
+            self.received += take;
             n -= take;
             if n == 0 {
                 return Ok(());

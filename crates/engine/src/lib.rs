@@ -90,7 +90,9 @@ use vload_schema::{
 };
 
 pub use plan::{Arrival, AttackPlan, Http1Client, Load, RequestTemplate, Shard, Stop};
-pub use targets::{Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary};
+pub use targets::{
+    Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary, check_port,
+};
 pub use tls::{TlsError, TlsOptions, Verify};
 
 use crate::collect::{CollectSetup, Collected, collect, record_of};
@@ -122,9 +124,6 @@ pub enum EngineError {
         /// What went wrong.
         error: std::io::Error,
     },
-    /// Encoding into the interval log failed.
-    #[error("cannot write interval log: {0}")]
-    HlogWrite(String),
     /// A worker thread could not start.
     #[error("cannot start worker thread: {0}")]
     Thread(std::io::Error),
@@ -142,6 +141,9 @@ pub enum EngineError {
     /// A shard would get nothing to do.
     #[error("{0}")]
     Shard(String),
+    /// The plan needs more of this machine than it has (file descriptors, local ports).
+    #[error("{0}")]
+    Capacity(String),
     /// A worker thread panicked: a bug in vload.
     #[error("a worker thread panicked (a bug in vload; please report it)")]
     WorkerPanicked,
@@ -172,6 +174,10 @@ pub struct Progress {
 pub trait Observer {
     /// Called once per finished interval, in order, on the thread that called [`run`].
     fn on_interval(&mut self, progress: &Progress);
+
+    /// Called when something the user asked for failed without ending the attack (the
+    /// interval log could not be written), with one sentence saying what.
+    fn on_warning(&mut self, _warning: &str) {}
 }
 
 /// No observer.
@@ -229,16 +235,6 @@ pub fn run(
             "open loop needs a positive rate"
         );
     }
-    let hlog = match &plan.hlog {
-        Some(path) => Some((
-            File::create(path).map_err(|error| EngineError::Hlog {
-                path: path.clone(),
-                error,
-            })?,
-            path.clone(),
-        )),
-        None => None,
-    };
     let fd_limit = health::raise_fd_limit();
     let mut plan = plan;
     let targets = plan
@@ -279,6 +275,7 @@ pub fn run(
     if plan.own_requests() == Some(0) {
         return Err(sharded("request (give -n at least the shard count)"));
     }
+    check_capacity(&plan, fd_limit)?;
     let mut threads = plan.threads.min(plan.own_connections());
     let mut pass_count = None;
     if let (Some(tp), Some(summary)) = (&plan.targets, &targets) {
@@ -299,10 +296,26 @@ pub fn run(
             threads = threads.min(u32::try_from(own).unwrap_or(u32::MAX)).max(1);
         }
         if let Some(passes) = tp.passes {
-            plan.stop.requests = Some(passes * total);
+            let requests = passes.checked_mul(total).ok_or_else(|| {
+                EngineError::Capacity(format!(
+                    "--passes {passes} over {total} targets is more requests than can be counted"
+                ))
+            })?;
+            plan.stop.requests = Some(requests);
             pass_count = Some((total, passes));
         }
     }
+    // Created only once the plan is known to run, so a refused plan leaves no empty log.
+    let hlog = match &plan.hlog {
+        Some(path) => Some((
+            File::create(path).map_err(|error| EngineError::Hlog {
+                path: path.clone(),
+                error,
+            })?,
+            path.clone(),
+        )),
+        None => None,
+    };
     // Workers start together at t0: shortly from now, or at --start-at.
     let now = (Instant::now(), SystemTime::now());
     let lead = Duration::from_millis(20);
@@ -399,6 +412,33 @@ pub fn run(
     Ok(assemble(&plan, collected, &context))
 }
 
+/// Refuses a plan this machine cannot hold, before anything is sent: every connection needs
+/// a file descriptor, and every connection to one address needs a local port of its own.
+/// Without this check the attack would run and count the client's own failures
+/// ("Too many open files") as requests.
+fn check_capacity(plan: &AttackPlan, fd_limit: u64) -> Result<(), EngineError> {
+    let connections = u64::from(plan.own_connections());
+    let fd_needed = connections + FD_MARGIN;
+    if fd_needed > fd_limit {
+        return Err(EngineError::Capacity(format!(
+            "{} connections need about {fd_needed} file descriptors but this process may open {fd_limit} (ulimit -n, raised to its hard limit): lower -c/--max-connections or raise the hard limit",
+            connections
+        )));
+    }
+    if let Some((low, high)) = env::local_port_range() {
+        let ports = u64::from(high.saturating_sub(low)) + 1;
+        if connections > ports {
+            return Err(EngineError::Capacity(format!(
+                "{connections} connections to one address need as many local ports, but this machine has {ports} ({low}-{high} in /proc/sys/net/ipv4/ip_local_port_range): lower -c/--max-connections, widen the range, or split the attack with --shard over machines"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// File descriptors beyond the connections: the runtime, timers, stdio, files.
+const FD_MARGIN: u64 = 64;
+
 /// Facts about a finished run that the run file records.
 struct RunContext {
     t0: Instant,
@@ -453,8 +493,22 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
     };
     let wall_s = end.saturating_duration_since(t0).as_secs_f64();
     let thread_cpu: Vec<f64> = c.summaries.iter().map(|s| s.cpu.as_secs_f64()).collect();
+    // The thread that idled least: busy on a CPU, or runnable and waiting for one.
+    let (busiest, waiting) = c
+        .summaries
+        .iter()
+        .map(|s| (s.cpu.as_secs_f64(), s.waiting.as_secs_f64()))
+        .max_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)))
+        .unwrap_or((0.0, 0.0));
+    let share = |seconds: f64| {
+        if wall_s > 0.0 {
+            (seconds / wall_s).min(1.0)
+        } else {
+            0.0
+        }
+    };
     let p = |d: &record::Distribution, q: f64| {
-        (!d.histogram.is_empty()).then(|| d.histogram.value_at_quantile(q))
+        (!d.histogram.is_empty()).then(|| d.moments.clamp(d.histogram.value_at_quantile(q)))
     };
     let mut errors = std::collections::BTreeMap::new();
     for (kind, count) in t.errors_by_kind() {
@@ -476,19 +530,25 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
         cpu_s: thread_cpu.iter().sum::<f64>() + collector_cpu.as_secs_f64(),
         wall_s,
         cores: env::cores(),
-        max_thread_busy: if wall_s > 0.0 {
-            thread_cpu.iter().copied().fold(0.0, f64::max) / wall_s
-        } else {
-            0.0
-        },
+        max_thread_busy: share(busiest),
+        max_thread_waiting: Some(share(waiting)),
         open_loop: open,
         intended: t.intended,
         late_sends: t.late_sends,
+        unsent: t.unsent,
         dispatch_lag_p99_ns: if open { p(&t.dispatch_lag, 0.99) } else { None },
         hiccup_p99_ns: p(&t.hiccup, 0.99),
         service_p50_ns: p(&t.service, 0.5),
+        queued: t.queued,
+        queue_wait_p99_ns: p(&t.queue_wait, 0.99),
+        max_connections: plan.own_connections(),
+        client_limit_errors: t
+            .errors_by_kind()
+            .filter(|(k, _)| *k == vload_schema::ErrorKind::ClientLimit)
+            .map(|(_, n)| n)
+            .sum(),
         fd_limit,
-        fd_needed: u64::from(plan.own_connections()) + 64,
+        fd_needed: u64::from(plan.own_connections()) + FD_MARGIN,
     });
     RunFile {
         schema_version: SCHEMA_VERSION,
@@ -513,6 +573,8 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
             late_sends: t.late_sends,
             backlog: c.summaries.iter().map(|s| s.backlog).sum(),
             out_of_range: t.response.out_of_range + t.service.out_of_range,
+            unsent: t.unsent,
+            queued: t.queued,
         },
         latency: Latency {
             primary: if open {
@@ -527,6 +589,7 @@ fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
             hit: (t.hit.moments.n > 0).then(|| record_of(&t.hit)),
             miss: (t.miss.moments.n > 0).then(|| record_of(&t.miss)),
             tls_handshake: (t.tls_handshake.moments.n > 0).then(|| record_of(&t.tls_handshake)),
+            queue_wait: (t.queue_wait.moments.n > 0).then(|| record_of(&t.queue_wait)),
         },
         cache: CacheCounts {
             hit: t.cache[0],
@@ -602,6 +665,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
             .zip(targets)
             .map(|(tp, summary)| targets_record(tp, summary)),
         connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
+        server_address: Some(plan.connect_to.to_string()),
         requests_per_connection: plan.requests_per_connection,
         streams: plan.http2.then_some(plan.streams),
         tls: plan.tls.as_ref().map(|t| vload_schema::TlsRecord {

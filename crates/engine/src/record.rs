@@ -6,7 +6,7 @@ use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_his
 use crate::cache::{CacheClass, CacheSource};
 
 /// Every error kind, in a fixed order for array indexing.
-pub(crate) const ERROR_KINDS: [ErrorKind; 9] = [
+pub(crate) const ERROR_KINDS: [ErrorKind; 12] = [
     ErrorKind::ConnectRefused,
     ErrorKind::ConnectTimeout,
     ErrorKind::Connect,
@@ -15,6 +15,9 @@ pub(crate) const ERROR_KINDS: [ErrorKind; 9] = [
     ErrorKind::Tls,
     ErrorKind::Protocol,
     ErrorKind::Body,
+    ErrorKind::StreamReset,
+    ErrorKind::Goaway,
+    ErrorKind::ClientLimit,
     ErrorKind::Other,
 ];
 
@@ -85,6 +88,10 @@ pub(crate) struct IntervalStats {
     pub(crate) connections_opened: u64,
     pub(crate) in_flight: u64,
     pub(crate) late_sends: u64,
+    /// Open loop: due in the window, never sent.
+    pub(crate) unsent: u64,
+    /// Open loop: requests that waited for a free connection.
+    pub(crate) queued: u64,
     pub(crate) cache: [u64; 3],
     pub(crate) cache_sources: [u64; 3],
     pub(crate) response: Distribution,
@@ -96,6 +103,8 @@ pub(crate) struct IntervalStats {
     pub(crate) miss: Distribution,
     /// TLS handshake times of the connections opened.
     pub(crate) tls_handshake: Distribution,
+    /// How long queued requests waited for a connection.
+    pub(crate) queue_wait: Distribution,
 }
 
 impl IntervalStats {
@@ -113,6 +122,8 @@ impl IntervalStats {
             connections_opened: 0,
             in_flight: 0,
             late_sends: 0,
+            unsent: 0,
+            queued: 0,
             cache: [0; 3],
             cache_sources: [0; 3],
             response: d.fresh(),
@@ -120,6 +131,7 @@ impl IntervalStats {
             dispatch_lag: d.fresh(),
             hit: d.fresh(),
             tls_handshake: d.fresh(),
+            queue_wait: d.fresh(),
             miss: d.fresh(),
             hiccup: d,
         }
@@ -146,6 +158,8 @@ impl IntervalStats {
         self.connections_opened += other.connections_opened;
         self.in_flight += other.in_flight;
         self.late_sends += other.late_sends;
+        self.unsent += other.unsent;
+        self.queued += other.queued;
         for (a, b) in self.cache.iter_mut().zip(other.cache) {
             *a += b;
         }
@@ -159,6 +173,7 @@ impl IntervalStats {
         self.hit.merge(&other.hit);
         self.miss.merge(&other.miss);
         self.tls_handshake.merge(&other.tls_handshake);
+        self.queue_wait.merge(&other.queue_wait);
     }
 
     #[inline]

@@ -70,7 +70,58 @@ impl Schedule {
     /// When the next request is due.
     #[inline]
     pub(crate) fn due(&self) -> Instant {
-        self.t0 + self.next
+        // The cli bounds rates and durations; a schedule beyond the clock's range is "never".
+        self.t0
+            .checked_add(self.next)
+            .or_else(|| self.t0.checked_add(NEVER))
+            .unwrap_or(self.t0)
+    }
+
+    /// Skips the requests due before `cutoff`, at most `limit` of them, and returns how
+    /// many it skipped: the requests a frozen client can no longer send.
+    pub(crate) fn skip_before(&mut self, cutoff: Instant, limit: u64) -> u64 {
+        let mut skipped = 0;
+        if let Kind::Constant {
+            k,
+            step,
+            rate_per_s,
+        } = &mut self.kind
+        {
+            // Jump close to the cutoff in one step (a long freeze at a high rate is many
+            // requests); the loop below settles the last one or two.
+            let cutoff_s = cutoff.saturating_duration_since(self.t0).as_secs_f64();
+            let first_at_cutoff = (cutoff_s * *rate_per_s).floor() as u64;
+            if first_at_cutoff > *k + *step {
+                let jump = ((first_at_cutoff - *k) / *step)
+                    .saturating_sub(1)
+                    .min(limit);
+                *k += jump * *step;
+                skipped = jump;
+                self.next = self.offset();
+            }
+        } else if let Kind::Poisson {
+            rng,
+            rate_per_s,
+            elapsed_s,
+        } = &mut self.kind
+        {
+            let cutoff_s = cutoff.saturating_duration_since(self.t0).as_secs_f64();
+            let expected = (cutoff_s - *elapsed_s) * *rate_per_s;
+            if expected > 10_000.0 {
+                // Arrivals in the gap are Poisson(expected); the next one after the cutoff
+                // is an exponential gap past it (the process has no memory).
+                let n = (expected + expected.sqrt() * rng.normal()).round().max(0.0) as u64;
+                skipped = (1 + n).min(limit);
+                *elapsed_s = cutoff_s - rng.unit().ln() / *rate_per_s;
+                self.next = self.offset();
+                return skipped;
+            }
+        }
+        while skipped < limit && self.due() < cutoff {
+            self.advance();
+            skipped += 1;
+        }
+        skipped
     }
 
     /// Moves on to the request after.
@@ -83,10 +134,11 @@ impl Schedule {
     }
 
     fn offset(&self) -> Duration {
-        match &self.kind {
-            Kind::Constant { k, rate_per_s, .. } => Duration::from_secs_f64(*k as f64 / rate_per_s),
-            Kind::Poisson { elapsed_s, .. } => Duration::from_secs_f64(*elapsed_s),
-        }
+        let seconds = match &self.kind {
+            Kind::Constant { k, rate_per_s, .. } => *k as f64 / rate_per_s,
+            Kind::Poisson { elapsed_s, .. } => *elapsed_s,
+        };
+        Duration::try_from_secs_f64(seconds).unwrap_or(NEVER)
     }
 
     fn offset_after_advance(&mut self) -> Duration {
@@ -101,6 +153,9 @@ impl Schedule {
         self.offset()
     }
 }
+
+/// A due time this far ahead is never reached.
+const NEVER: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// SplitMix64: small, fast, and fixed here so a seed means the same schedule in every
 /// vload version (a generator from a crate may change its stream between releases).
@@ -119,6 +174,12 @@ impl SplitMix64 {
     /// Uniform in (0, 1]: never 0, so `ln` is finite.
     fn unit(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal, by Box-Muller.
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.unit(), self.unit());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
     }
 }
 
@@ -147,6 +208,50 @@ mod tests {
         for (k, t) in all.iter().enumerate() {
             assert!((t - k as f64 / 100.0).abs() < 1e-9, "request {k} at {t}");
         }
+    }
+
+    #[test]
+    fn skipping_a_freeze_counts_what_fell_due() {
+        let t0 = Instant::now();
+        // 500/s over 2 workers, frozen from 1.2 s to 3.0 s: 900 due in the gap, 450 each.
+        for w in 0..2 {
+            let mut s = Schedule::constant(t0, 500.0, w, 2);
+            while s.due() < t0 + Duration::from_millis(1200) {
+                s.advance();
+            }
+            let skipped = s.skip_before(t0 + Duration::from_secs(3), u64::MAX);
+            assert_eq!(skipped, 450, "worker {w}");
+            assert!(s.due() >= t0 + Duration::from_secs(3));
+        }
+        // A limit caps the count.
+        let mut s = Schedule::constant(t0, 500.0, 0, 1);
+        assert_eq!(s.skip_before(t0 + Duration::from_secs(3), 7), 7);
+        // An hour at 10M/s is skipped at once, not one request at a time.
+        let mut s = Schedule::constant(t0, 1e7, 0, 1);
+        let skipped = s.skip_before(t0 + Duration::from_secs(3600), u64::MAX);
+        assert_eq!(skipped, 36_000_000_000);
+        // Poisson: near the expected count, small and large.
+        for (rate, secs) in [(500.0, 3u64), (1e6, 60)] {
+            let mut s = Schedule::poisson(t0, rate, 7, 0, 1);
+            let n = s.skip_before(t0 + Duration::from_secs(secs), u64::MAX) as f64;
+            let expected = rate * secs as f64;
+            assert!(
+                (n - expected).abs() < 5.0 * expected.sqrt(),
+                "{n} vs {expected}"
+            );
+            assert!(s.due() >= t0 + Duration::from_secs(secs));
+        }
+    }
+
+    #[test]
+    fn absurd_rates_give_far_due_times_not_panics() {
+        let t0 = Instant::now();
+        let mut s = Schedule::constant(t0, 1e-19, 0, 1);
+        s.advance();
+        assert!(s.due() > t0 + Duration::from_secs(86_400 * 365));
+        let mut s = Schedule::poisson(t0, 1e-19, 1, 0, 1);
+        s.advance();
+        assert!(s.due() > t0);
     }
 
     #[test]

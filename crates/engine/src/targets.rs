@@ -89,6 +89,8 @@ pub struct Target {
     pub method: Option<Method>,
     /// Host of an absolute URL, or `None` for a path (the base URL's host applies).
     pub authority: Option<Authority>,
+    /// The scheme of an absolute URL: true for `https`. `None` for a path.
+    pub https: Option<bool>,
     /// Path and query.
     pub path: PathAndQuery,
     /// Headers of this target (added to the attack's).
@@ -129,6 +131,13 @@ pub struct TargetSummary {
     pub hash: [u8; 32],
     /// Hosts named by absolute URLs (at most 16 kept).
     pub hosts: Vec<String>,
+    /// Targets that are paths, resolved against the attack's URL.
+    pub paths: u64,
+    /// The first absolute URL's `scheme://authority`, where an attack without a URL sends
+    /// its load.
+    pub first_origin: Option<String>,
+    /// Absolute URLs by scheme: (`http`, `https`).
+    pub schemes: (u64, u64),
     /// For `--pick random`: every set's targets, loaded.
     pub(crate) loaded: Option<Arc<Vec<Vec<Target>>>>,
 }
@@ -143,6 +152,7 @@ impl TargetPlan {
         let mut hash = Sha256::new();
         let mut sets = Vec::new();
         let mut hosts: Vec<String> = Vec::new();
+        let (mut paths, mut first_origin, mut schemes) = (0, None, (0, 0));
         let load = matches!(self.pick, Pick::Random { .. });
         let mut loaded = Vec::new();
         for set in &self.sets {
@@ -158,6 +168,18 @@ impl TargetPlan {
                     Item::Target(t) => {
                         summary.targets += 1;
                         feed(&mut hash, &t);
+                        match (&t.authority, t.https) {
+                            (Some(a), Some(https)) => {
+                                let scheme = if https { "https" } else { "http" };
+                                first_origin.get_or_insert_with(|| format!("{scheme}://{a}"));
+                                if https {
+                                    schemes.1 += 1;
+                                } else {
+                                    schemes.0 += 1;
+                                }
+                            }
+                            _ => paths += 1,
+                        }
                         if let Some(a) = &t.authority
                             && hosts.len() < 16
                             && !hosts.iter().any(|h| h == a.as_str())
@@ -190,6 +212,9 @@ impl TargetPlan {
             sets,
             hash: hash.finalize().into(),
             hosts,
+            paths,
+            first_origin,
+            schemes,
             loaded: load.then(|| Arc::new(loaded)),
         })
     }
@@ -226,10 +251,16 @@ enum Item {
 
 /// Reads targets from one file, streaming.
 pub(crate) struct TargetReader {
-    lines: std::io::Lines<BufReader<File>>,
+    reader: BufReader<File>,
+    /// The current line's bytes.
+    buf: Vec<u8>,
     line: u64,
     set: TargetSet,
 }
+
+/// The longest line a target file may have. A file that is not one (a binary, a single
+/// 10 GB line) is refused at its first long line instead of read whole into memory.
+const MAX_LINE: usize = 1 << 20;
 
 impl TargetReader {
     fn open(set: &TargetSet) -> Result<Self, TargetError> {
@@ -239,7 +270,8 @@ impl TargetReader {
             message: format!("cannot open: {e}"),
         })?;
         Ok(TargetReader {
-            lines: BufReader::with_capacity(64 * 1024, file).lines(),
+            reader: BufReader::with_capacity(64 * 1024, file),
+            buf: Vec::new(),
             line: 0,
             set: set.clone(),
         })
@@ -254,9 +286,45 @@ impl TargetReader {
     }
 
     fn next_line(&mut self) -> Option<Result<String, Item>> {
-        let line = self.lines.next()?;
-        self.line += 1;
-        Some(line.map_err(|e| self.bad(self.line, format!("cannot read: {e}"))))
+        use std::io::Read as _;
+        self.buf.clear();
+        let read = (&mut self.reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut self.buf);
+        match read {
+            Ok(0) => return None,
+            Ok(_) => self.line += 1,
+            Err(e) => {
+                self.line += 1;
+                return Some(Err(self.bad(self.line, format!("cannot read: {e}"))));
+            }
+        }
+        if self.buf.len() > MAX_LINE {
+            // Skip the rest of the line in bounded steps, so --skip-bad-lines can go on.
+            while !self.buf.ends_with(b"\n") {
+                self.buf.clear();
+                match (&mut self.reader)
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut self.buf)
+                {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            let message = format!(
+                "line longer than {} MiB: is this a target file?",
+                MAX_LINE >> 20
+            );
+            return Some(Err(self.bad(self.line, message)));
+        }
+        let mut text = &self.buf[..];
+        text = text.strip_suffix(b"\n").unwrap_or(text);
+        text = text.strip_suffix(b"\r").unwrap_or(text);
+        Some(
+            std::str::from_utf8(text)
+                .map(str::to_owned)
+                .map_err(|_| self.bad(self.line, "not UTF-8 text: is this a target file?")),
+        )
     }
 
     /// The next target, malformed line or skipped log line; `None` at the end of the file.
@@ -319,10 +387,11 @@ impl TargetReader {
     }
 }
 
-fn empty_target(authority: Option<Authority>, path: PathAndQuery) -> Target {
+fn empty_target(authority: Option<Authority>, https: Option<bool>, path: PathAndQuery) -> Target {
     Target {
         method: None,
         authority,
+        https,
         path,
         headers: HeaderMap::new(),
         body: Bytes::new(),
@@ -335,7 +404,7 @@ fn parse_url(text: &str) -> Result<Target, String> {
         let path = text
             .parse::<PathAndQuery>()
             .map_err(|e| format!("invalid path '{text}': {e}"))?;
-        return Ok(empty_target(None, path));
+        return Ok(empty_target(None, None, path));
     }
     let uri: Uri = text
         .parse()
@@ -353,11 +422,26 @@ fn parse_url(text: &str) -> Result<Target, String> {
         .authority()
         .cloned()
         .ok_or_else(|| format!("invalid URL '{text}': no host"))?;
+    check_port(&authority).map_err(|why| format!("invalid URL '{text}': {why}"))?;
     let path = uri
         .path_and_query()
         .cloned()
         .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    Ok(empty_target(Some(authority), path))
+    let https = uri.scheme_str() == Some("https");
+    Ok(empty_target(Some(authority), Some(https), path))
+}
+
+/// The port of an authority, when it names one, must be 1-65535: the `http` crate reads
+/// `:99999` as no port at all, which would send the load to port 80.
+pub fn check_port(authority: &Authority) -> Result<(), String> {
+    let rest = &authority.as_str()[authority.host().len()..];
+    match rest.strip_prefix(':') {
+        None | Some("") => Ok(()),
+        Some(port) => match port.parse::<u16>() {
+            Ok(p) if p > 0 => Ok(()),
+            _ => Err(format!("port {port} is not a port (1 to 65535)")),
+        },
+    }
 }
 
 fn parse_json(text: &str) -> Result<Target, String> {
@@ -771,6 +855,28 @@ mod tests {
             (Some(Method::GET), "www.example.com")
         );
         assert_eq!(s.next().unwrap().path, "/img.png");
+    }
+
+    #[test]
+    fn a_file_that_is_no_target_list_is_refused_at_its_first_long_line() {
+        let path = std::env::temp_dir().join(format!("vload-long-{}.txt", std::process::id()));
+        let mut text = "/ok\n".to_owned();
+        text.push_str(&"x".repeat(MAX_LINE + 10));
+        text.push_str("\n/after\n");
+        std::fs::write(&path, text).unwrap();
+        let mut p = plan(path.clone(), TargetFormat::Urls, Pick::Sequential);
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.message.contains("longer than 1 MiB"), "{e}");
+        p.skip_bad_lines = true;
+        let summary = p.validate().unwrap();
+        assert_eq!((summary.sets[0].targets, summary.sets[0].skipped), (2, 1));
+        std::fs::write(&path, b"/a\n\xff\xfe\n").unwrap();
+        let e = plan(path.clone(), TargetFormat::Urls, Pick::Sequential)
+            .validate()
+            .unwrap_err();
+        assert!(e.message.contains("not UTF-8"), "{e}");
+        std::fs::remove_file(path).unwrap();
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub(crate) enum WorkerMsg {
 pub(crate) struct WorkerSummary {
     pub(crate) worker: u32,
     pub(crate) cpu: Duration,
+    /// Time the thread was neither parked (idle) nor on a CPU: runnable, waiting for one.
+    pub(crate) waiting: Duration,
     pub(crate) samples: Vec<(ErrorKind, String)>,
     /// Requests due but never completed (open loop) or aborted in flight.
     pub(crate) backlog: u64,
@@ -88,19 +90,43 @@ pub(crate) struct WorkerSetup {
     pub(crate) interrupt: watch::Receiver<bool>,
 }
 
+thread_local! {
+    /// When the runtime parked (went idle) last, and the total time parked.
+    static PARKED: Cell<(Option<Instant>, Duration)> = const { Cell::new((None, Duration::ZERO)) };
+}
+
+fn on_park() {
+    PARKED.with(|p| p.set((Some(Instant::now()), p.get().1)));
+}
+
+fn on_unpark() {
+    PARKED.with(|p| {
+        if let (Some(since), total) = p.get() {
+            p.set((None, total + since.elapsed()));
+        }
+    });
+}
+
 /// Runs a worker on the current thread until its share of the attack is done.
 pub(crate) fn run(setup: WorkerSetup) {
     tighten_timer_slack();
-    let cpu_start = thread_cpu_time();
+    let (cpu_start, wall_start) = (thread_cpu_time(), Instant::now());
     let to_collector = setup.to_collector.clone();
+    // Time not parked and not on a CPU is time spent runnable, waiting for a core: the
+    // health verdict tells a thread starved by other processes from one that idled.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(on_park)
+        .on_thread_unpark(on_unpark)
         .build()
         .expect("a current-thread runtime can always be built");
     let local = tokio::task::LocalSet::new();
     let mut summary = local.block_on(&runtime, worker_main(setup));
     drop(local); // cancels whatever is still in flight after the grace period
     summary.cpu = thread_cpu_time().saturating_sub(cpu_start);
+    let parked = PARKED.with(|p| p.get().1);
+    let awake = wall_start.elapsed().saturating_sub(parked);
+    summary.waiting = awake.saturating_sub(summary.cpu);
     // The collector outlives every worker; a send error means it is gone and nobody listens.
     let _ = to_collector.send(WorkerMsg::Done(summary));
 }
@@ -290,6 +316,10 @@ impl Prepared {
 #[derive(Debug, Clone, Copy)]
 struct Job {
     intended: Instant,
+    /// Open loop: when it was handed to the pool, and whether it had to wait there for a
+    /// connection (every connection busy or being made).
+    dispatched: Instant,
+    queued: bool,
 }
 
 /// An idle open-loop connection waiting for work.
@@ -381,11 +411,22 @@ struct Conn {
     /// TLS to several hosts at one address: this task's connections made with another
     /// host's server name (SNI), by that name. Empty otherwise.
     side: Vec<(Box<str>, Conn)>,
+    /// hyper's clients: body bytes received by the current exchange, kept outside its
+    /// future so that a timed-out or failed response still counts what arrived.
+    received: Cell<u64>,
 }
 
 impl Conn {
     fn is_open(&self) -> bool {
         self.driver.is_some() && !self.sender.is_closed()
+    }
+
+    /// Body bytes received since the last call, from either client.
+    fn take_received(&mut self) -> u64 {
+        match &mut self.sender {
+            Sender::Lean(c) => c.take_received(),
+            _ => self.received.take(),
+        }
     }
 
     /// Another stream on the same HTTP/2 connection.
@@ -399,6 +440,7 @@ impl Conn {
             timeout: Box::pin(tokio::time::sleep(timeout)),
             served: 0,
             side: Vec::new(),
+            received: Cell::new(0),
         })
     }
 
@@ -458,7 +500,8 @@ impl Conn {
         let sender = &mut self.sender;
         let driver = &mut self.driver;
         let timeout = &mut self.timeout;
-        let mut response = std::pin::pin!(request_response(sender, request));
+        let received = &self.received;
+        let mut response = std::pin::pin!(request_response(sender, request, received));
         std::future::poll_fn(|cx| {
             if let Poll::Ready(result) = response.as_mut().poll(cx) {
                 return Poll::Ready(Some(result));
@@ -674,6 +717,12 @@ impl Worker {
                     format!("connecting to {addr}: {e}"),
                 ));
             }
+            Ok(Err(e)) if is_client_limit(&e) => {
+                return Err((
+                    ErrorKind::ClientLimit,
+                    format!("connecting to {addr}: {e} (a limit of this machine, not the server)"),
+                ));
+            }
             Ok(Err(e)) => return Err((ErrorKind::Connect, format!("connecting to {addr}: {e}"))),
             Ok(Ok(stream)) => stream,
         };
@@ -749,6 +798,7 @@ impl Worker {
             timeout,
             served: 0,
             side: Vec::new(),
+            received: Cell::new(0),
         })
     }
 
@@ -835,6 +885,8 @@ impl Worker {
         let done = Instant::now();
         let mut stats = self.stats.borrow_mut();
         stats.completed += 1;
+        // Counted whatever the outcome: an endless body that times out still arrived.
+        stats.bytes_in += conn.take_received();
         let failure = match result {
             Some(Ok(exchange)) => {
                 let service = nanos_between(start, done);
@@ -853,7 +905,6 @@ impl Worker {
                     CacheClass::Unknown => {}
                 }
                 stats.count_status(exchange.status);
-                stats.bytes_in += exchange.body_bytes;
                 stats.count_cache(exchange.cache.0, exchange.cache.1);
                 return if exchange.close || last_on_connection {
                     Flow::Reconnect
@@ -891,8 +942,11 @@ impl Worker {
             Some(n) => self.budget.set(Some(n - 1)),
             None => {}
         }
+        let now = Instant::now();
         Some(Job {
-            intended: Instant::now(),
+            intended: now,
+            dispatched: now,
+            queued: false,
         })
     }
 
@@ -903,6 +957,8 @@ impl Worker {
         {
             let mut pool = self.pool.borrow_mut();
             if let Some(job) = pool.pending.pop_front() {
+                drop(pool);
+                self.count_queue_wait(&job);
                 return Next::Job(job);
             }
             if self.dispatch_done.get() {
@@ -931,6 +987,17 @@ impl Worker {
         .await
     }
 
+    /// A request that waited in the pool: how long, from its dispatch to now.
+    fn count_queue_wait(&self, job: &Job) {
+        if job.queued {
+            let mut stats = self.stats.borrow_mut();
+            stats.queued += 1;
+            stats
+                .queue_wait
+                .record(nanos_between(job.dispatched, Instant::now()));
+        }
+    }
+
     fn dispatch(self: &Rc<Self>, job: Job, now: Instant) {
         {
             let mut stats = self.stats.borrow_mut();
@@ -945,6 +1012,10 @@ impl Worker {
         match slot {
             Some(slot) => slot.fill(Some(job)),
             None => {
+                let job = Job {
+                    queued: true,
+                    ..job
+                };
                 self.pool.borrow_mut().pending.push_back(job);
                 self.grow();
             }
@@ -1000,6 +1071,7 @@ impl Worker {
 async fn request_response(
     sender: &mut Sender,
     request: http::Request<Full<Bytes>>,
+    received: &Cell<u64>,
 ) -> Result<Exchange, Failure> {
     let response = sender
         .send(request)
@@ -1017,6 +1089,7 @@ async fn request_response(
         let frame = frame.map_err(|e| classify_error(&e, true))?;
         if let Some(data) = frame.data_ref() {
             body_bytes += data.len() as u64;
+            received.set(received.get() + data.len() as u64);
         }
     }
     Ok(Exchange {
@@ -1027,19 +1100,51 @@ async fn request_response(
     })
 }
 
-/// Maps a hyper error onto a kind by its type, never by its wording.
-fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
-    let mut io_kind = None;
+/// Out of file descriptors, local ports or buffers: the client machine's limit.
+fn is_client_limit(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::EADDRNOTAVAIL | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// The first error of type `T` in `error`'s chain of sources.
+fn find_source<'a, T: std::error::Error + 'static>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut source = Some(error);
     while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            io_kind = Some(io.kind());
-            break;
+        if let Some(found) = e.downcast_ref::<T>() {
+            return Some(found);
         }
         source = e.source();
     }
+    None
+}
+
+/// HTTP/2's own failures: a stream reset or a GOAWAY by the server, or a protocol error
+/// (a server that does not speak HTTP/2 at all answers the preface with bytes that are
+/// not frames).
+fn h2_kind(error: &h2::Error) -> Option<ErrorKind> {
+    if error.is_io() {
+        return None;
+    }
+    Some(
+        match (error.is_go_away(), error.is_reset(), error.is_remote()) {
+            (true, _, true) => ErrorKind::Goaway,
+            (false, true, true) => ErrorKind::StreamReset,
+            _ => ErrorKind::Protocol,
+        },
+    )
+}
+
+/// Maps a hyper error onto a kind by its type, never by its wording.
+fn classify_error(error: &hyper::Error, in_body: bool) -> Failure {
+    let io_kind = find_source::<std::io::Error>(error).map(std::io::Error::kind);
+    let h2 = find_source::<h2::Error>(error).and_then(h2_kind);
     use std::io::ErrorKind as Io;
     let kind = match io_kind {
+        _ if h2.is_some() => h2.expect("checked"),
         Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe) => ErrorKind::Reset,
         _ if error.is_parse() || error.is_parse_status() || error.is_parse_too_large() => {
             ErrorKind::Protocol
@@ -1145,6 +1250,10 @@ async fn serve_open(worker: &Rc<Worker>, conn: &mut Conn) {
     while let Next::Job(job) = worker.next_open_job(&slot, conn).await {
         if !conn.is_open() {
             // Closed under us: the request waits for another connection.
+            let job = Job {
+                queued: true,
+                ..job
+            };
             worker.pool.borrow_mut().pending.push_front(job);
             break;
         }
@@ -1203,6 +1312,23 @@ impl Worker {
     fn dispatch_due(self: &Rc<Self>, now: Instant) -> Option<Instant> {
         let mut guard = self.dispatch.borrow_mut();
         let d = guard.as_mut()?;
+        if let Some(end) = d.end
+            && now >= end
+        {
+            // The window is over: a request due in it that is not out yet could only go out
+            // after it, over 1 ms late. It is counted as due and never sent (a frozen
+            // client), whichever task notices the end first.
+            let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
+            let unsent = d
+                .schedule
+                .skip_before(cutoff, d.remaining.unwrap_or(u64::MAX));
+            d.remaining = d.remaining.map(|n| n - unsent);
+            if unsent > 0 {
+                let mut stats = self.stats.borrow_mut();
+                stats.intended += unsent;
+                stats.unsent += unsent;
+            }
+        }
         loop {
             let due = d.schedule.due();
             if d.remaining == Some(0) || d.end.is_some_and(|end| due >= end) || self.stopping.get()
@@ -1214,10 +1340,24 @@ impl Worker {
             if due > now {
                 return Some(due);
             }
-            self.dispatch(Job { intended: due }, now);
+            self.dispatch(
+                Job {
+                    intended: due,
+                    dispatched: now,
+                    queued: false,
+                },
+                now,
+            );
             d.remaining = d.remaining.map(|n| n - 1);
             d.schedule.advance();
         }
+    }
+
+    /// Open loop, at the window's end: every request due in the window is intended. Those
+    /// still due within [`LATE_SEND`] go out now; older ones (a frozen client, a stalled
+    /// machine) could only be sent after the window, so they are counted as never sent.
+    fn close_window(self: &Rc<Self>, now: Instant) {
+        self.dispatch_due(now);
     }
 
     fn finish_dispatch(&self) {
@@ -1309,7 +1449,10 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
                 tick += Duration::from_secs(1);
             }
             () = tokio::time::sleep_until(end.unwrap_or(far).into()), if end.is_some() && grace.is_none() => {
-                attack_end = Some(Instant::now());
+                let (end, now) = (end.expect("guarded"), Instant::now());
+                // The window ends at its planned end, however late this thread noticed it.
+                attack_end = Some(end.min(now));
+                worker.close_window(now);
                 worker.begin_stop();
                 grace = Some(Instant::now() + plan.timeout + Duration::from_millis(100));
             }
@@ -1340,6 +1483,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
     WorkerSummary {
         worker: setup.id,
         cpu: Duration::ZERO,
+        waiting: Duration::ZERO,
         samples,
         backlog,
         attack_end,

@@ -189,12 +189,23 @@ mod loops {
         assert_eq!(run.totals.completed, 300);
     }
 
+    /// A 10 ms server delay is measured as 10 ms plus what this machine's scheduling costs,
+    /// never less. The bound follows the machine: on a loaded one, both the origin's timer and
+    /// vload's wake-up run late by about what the hiccup probe saw. (See #17, case 21: a fixed
+    /// 11 ms bound failed at 11.04 ms on a loaded 2-core machine. The 1 ms precision on a
+    /// quiet machine is a benchmark: benches/peers/precision.sh.)
     #[test]
-    fn fixed_origin_delay_gives_p50_between_10_and_11_ms() {
+    fn fixed_origin_delay_is_measured_within_the_machines_own_lateness() {
         let origin = origin();
         let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
         let p50 = ms(quantile_ns(&run.latency.service, 0.5));
-        assert!((10.0..=11.0).contains(&p50), "p50 {p50} ms");
+        let hiccup = ms(run.client_health.hiccup_p99_ns.unwrap_or(0));
+        let bound = 11.0 + 2.0 * hiccup;
+        assert!(
+            (10.0..=bound).contains(&p50),
+            "p50 {p50} ms, bound {bound} ms (hiccup p99 {hiccup} ms)"
+        );
+        assert!(run.latency.service.moments.min_ns >= 10_000_000);
     }
 
     #[test]
@@ -353,8 +364,15 @@ mod client_health {
         p.http1_client = vload_engine::Http1Client::Hyper;
         let run = attack(p);
         let h = &run.client_health;
+        // Saturated, or (on a loaded machine, where the thread gets a share of a core) behind
+        // its schedule: either way the planned load was not applied.
         assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
-        assert!(h.max_thread_busy > 0.9, "{h:?}");
+        assert!(
+            h.signals.iter().any(|s| s.level == Verdict::ClientBound
+                && ["thread_busy", "late_sends", "unsent"].contains(&s.signal.as_str())),
+            "{:?}",
+            h.signals
+        );
         assert!(
             h.reasons
                 .iter()
@@ -369,17 +387,105 @@ mod client_health {
         );
     }
 
+    /// Threads that keep both cores busy until dropped: another process's load.
+    struct Burners(
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+        Vec<std::thread::JoinHandle<()>>,
+    );
+
+    impl Burners {
+        fn start(n: usize) -> Burners {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let threads = (0..n)
+                .map(|_| {
+                    let stop = stop.clone();
+                    std::thread::spawn(move || {
+                        let mut x = 0u64;
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                            );
+                        }
+                    })
+                })
+                .collect();
+            Burners(stop, threads)
+        }
+    }
+
+    impl Drop for Burners {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.1.drain(..).for_each(|t| drop(t.join()));
+        }
+    }
+
+    /// See #17, cases 3 and 24: on a loaded host every run was called CLIENT-BOUND with the
+    /// busiest thread at 8-30%, because a hiccup alone triggered it.
+    #[test]
+    fn a_machine_loaded_by_others_is_not_called_client_bound() {
+        let origin = origin();
+        let burners = Burners::start(2);
+        let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
+        drop(burners);
+        let h = &run.client_health;
+        assert_ne!(h.verdict, Verdict::ClientBound, "{:?}", h.signals);
+        assert!(
+            h.signals
+                .iter()
+                .all(|s| s.cause == vload_schema::Cause::Machine),
+            "only the machine is blamed: {:?}",
+            h.signals
+        );
+    }
+
+    /// ... while a thread that never idles, against a fast origin, is.
+    #[test]
+    fn one_thread_against_a_fast_origin_is_client_bound() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", closed(50), secs(1.5));
+        // hyper's client costs more per request than the origin does: the client is the
+        // limit (vload's lean client and the origin are close to even on two cores).
+        p.http1_client = vload_engine::Http1Client::Hyper;
+        let run = attack(p);
+        let h = &run.client_health;
+        let demand = h.max_thread_busy + h.max_thread_waiting.unwrap_or(0.0);
+        if demand > 0.9 {
+            // The thread never idled: vload set the pace.
+            assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.signals);
+            assert!(
+                h.signals.iter().any(|s| s.signal == "thread_busy"),
+                "{:?}",
+                h.signals
+            );
+        } else {
+            // Other processes took the cores (the suite also runs beside stress-ng): the
+            // thread idled while the origin, slowed too, answered. The client is not blamed.
+            assert!(h.max_thread_busy < 0.9, "{h:?}");
+            assert!(
+                h.signals
+                    .iter()
+                    .all(|s| s.level != Verdict::ClientBound
+                        || s.cause == vload_schema::Cause::Machine),
+                "{:?}",
+                h.signals
+            );
+        }
+    }
+
     #[test]
     fn a_gentle_run_is_healthy_and_says_how_busy_the_client_was() {
         let origin = origin();
         let run = attack(plan(origin.addr(), "/", open(200.0, 50), secs(1.0)));
         let h = &run.client_health;
-        // The client's own load signals stay quiet; hiccups may still flag a busy machine.
-        let own = ["client CPU", "was busy", "ms late"];
+        // The client's own load signals stay quiet; a busy machine may still be flagged, as
+        // the machine's (hiccups, sends it delayed).
         assert!(
-            !h.reasons.iter().any(|r| own.iter().any(|w| r.contains(w))),
+            h.signals
+                .iter()
+                .all(|s| s.cause == vload_schema::Cause::Machine && s.level == Verdict::Warn),
             "{:?}",
-            h.reasons
+            h.signals
         );
         assert!(h.cpu_s > 0.0 && h.cpu_util < 0.5, "{h:?}");
         assert!(h.hiccup_p99_ns.is_some() && h.dispatch_lag_p99_ns.is_some());
@@ -455,6 +561,7 @@ mod errors {
     use std::net::TcpListener;
     use std::time::Duration;
 
+    use vload_engine::Http1Client;
     use vload_schema::ErrorKind;
 
     use super::util::*;
@@ -537,6 +644,82 @@ mod errors {
             run.totals.errors
         );
         assert_eq!(run.totals.errors[&ErrorKind::Protocol].count, 5);
+    }
+
+    /// See #17, case 6: a server pushing an endless chunked body showed bytes_in 0, since
+    /// only successful responses counted their bytes.
+    #[test]
+    fn bytes_of_failed_responses_are_counted() {
+        for client in [Http1Client::Lean, Http1Client::Hyper] {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                let chunk = format!("1000\r\n{}\r\n", "x".repeat(0x1000));
+                // Endless, until the client gives up and closes (bounded: 30 s at most).
+                let until = std::time::Instant::now() + Duration::from_secs(30);
+                while std::time::Instant::now() < until && s.write_all(chunk.as_bytes()).is_ok() {}
+            });
+            let mut p = plan(addr, "/", closed(1), count(1));
+            p.timeout = Duration::from_millis(300);
+            p.http1_client = client;
+            let run = attack(p);
+            server.join().unwrap();
+            assert_eq!(kinds(&run), [ErrorKind::RequestTimeout], "{client:?}");
+            assert!(
+                run.totals.bytes_in > 100_000,
+                "{client:?}: {} bytes arrived before the timeout",
+                run.totals.bytes_in
+            );
+        }
+    }
+
+    /// See #17, case 9: 969 requests waited for one of 10 connections and the report showed
+    /// no sign of it.
+    #[test]
+    fn requests_waiting_for_a_connection_are_counted_with_their_wait() {
+        let origin = origin();
+        let run = attack(plan(
+            origin.addr(),
+            "/?delay=50ms",
+            open(400.0, 4),
+            secs(1.0),
+        ));
+        // Four connections serve at most 80/s: most of the 400 requests waited.
+        assert!(run.totals.queued > 200, "{}", run.totals.queued);
+        let wait = run
+            .latency
+            .queue_wait
+            .as_ref()
+            .expect("queue wait recorded");
+        assert_eq!(wait.moments.n, run.totals.queued);
+        assert!(wait.moments.max_ns > 200_000_000, "{:?}", wait.moments);
+        let signal = run
+            .client_health
+            .signals
+            .iter()
+            .find(|s| s.signal == "queue_wait")
+            .expect("a queue_wait signal");
+        assert_eq!(signal.cause, vload_schema::Cause::ConnectionCap);
+        assert!(
+            signal.message.contains("all 4 connections"),
+            "{}",
+            signal.message
+        );
+        // A run with connections to spare queues only while connections are being made.
+        let run = attack(plan(origin.addr(), "/", open(200.0, 50), secs(1.0)));
+        assert!(run.totals.queued <= 10, "{}", run.totals.queued);
+        assert!(
+            !run.client_health
+                .signals
+                .iter()
+                .any(|s| s.signal == "queue_wait"),
+            "{:?}",
+            run.client_health.signals
+        );
     }
 
     /// A server that answers each request twice: the second answer must not be taken for
@@ -735,13 +918,25 @@ mod records {
         let path = dir.join("run.hlog");
         let mut p = plan(origin.addr(), "/", open(1_000.0, 50), secs(2.5));
         p.hlog = Some(path.clone());
+        // See #17, case 7: warm-up intervals were written untagged, so the log summed to
+        // more than the run, and the last, partial interval was written 1 s long.
+        p.warmup = Duration::from_secs(1);
         let run = attack(p);
         let text = std::fs::read(&path).unwrap();
         let mut sum = vload_schema::new_histogram(&Default::default());
         let mut tags = std::collections::BTreeSet::new();
+        let mut resp_lengths = Vec::new();
         for entry in IntervalLogIterator::new(&text) {
             if let LogEntry::Interval(h) = entry.expect("every line parses") {
                 let tag = h.tag().map(|t| t.as_str().to_owned()).unwrap_or_default();
+                if tag == "resp" {
+                    resp_lengths.push(h.duration().as_secs_f64());
+                    assert!(
+                        h.start_timestamp().as_secs_f64() >= 1.0,
+                        "warm-up left out: {:?}",
+                        h.start_timestamp()
+                    );
+                }
                 let bytes = base64_decode(h.encoded_histogram());
                 assert_eq!(
                     &bytes[..4],
@@ -764,6 +959,18 @@ mod records {
         assert_eq!(
             sum,
             run.latency.response.unwrap().histogram.decode().unwrap()
+        );
+        let last = run.intervals.last().unwrap().duration_s;
+        assert!(last < 0.99, "the run ends mid-second: {last}");
+        assert_eq!(resp_lengths.len(), 3, "{resp_lengths:?}");
+        assert!(
+            resp_lengths[..2].iter().all(|l| *l == 1.0),
+            "{resp_lengths:?}"
+        );
+        assert!(
+            (resp_lengths[2] - last).abs() < 0.0015,
+            "the last interval is {last} s long, the log says {}",
+            resp_lengths[2]
         );
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -1028,6 +1235,138 @@ mod http2 {
         assert_eq!(
             (run.plan.http_version.as_str(), run.plan.streams),
             ("2", Some(4))
+        );
+    }
+
+    /// An HTTP/2 server of the test's own, made with the h2 crate, that treats every stream
+    /// as `behave` says. Serves `connections` connections, then stops.
+    fn h2_server(connections: usize, behave: Behave) -> std::net::SocketAddr {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        listener.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                for _ in 0..connections {
+                    let accepted =
+                        tokio::time::timeout(std::time::Duration::from_secs(20), listener.accept());
+                    let Ok(Ok((socket, _))) = accepted.await else {
+                        return;
+                    };
+                    // A second handle keeps the connection open after h2 lets go of it, so
+                    // the client reads the GOAWAY or RST_STREAM instead of a closed socket.
+                    let socket = socket.into_std().unwrap();
+                    let keep = socket.try_clone().unwrap();
+                    let socket = tokio::net::TcpStream::from_std(socket).unwrap();
+                    tokio::spawn(async move {
+                        serve_h2(socket, behave).await;
+                        tokio::task::spawn_blocking(move || drain(keep));
+                    });
+                }
+            });
+        });
+        addr
+    }
+
+    #[derive(Clone, Copy)]
+    enum Behave {
+        /// RST_STREAM on every request.
+        Reset,
+    }
+
+    async fn serve_h2(socket: tokio::net::TcpStream, behave: Behave) {
+        let Ok(mut conn) = h2::server::handshake(socket).await else {
+            return;
+        };
+        while let Some(Ok((_request, mut respond))) = conn.accept().await {
+            match behave {
+                Behave::Reset => respond.send_reset(h2::Reason::INTERNAL_ERROR),
+            }
+        }
+    }
+
+    /// Reads until the client closes (at most 20 s), then closes.
+    fn drain(mut socket: std::net::TcpStream) {
+        use std::io::Read;
+        socket.set_nonblocking(false).unwrap();
+        let _ = socket.set_read_timeout(Some(std::time::Duration::from_secs(20)));
+        let mut buf = [0u8; 4096];
+        while matches!(socket.read(&mut buf), Ok(n) if n > 0) {}
+    }
+
+    /// A server that answers the client's preface with its SETTINGS and a GOAWAY that
+    /// processes no stream (last stream id 0, REFUSED_STREAM), written frame by frame so
+    /// that the client surely reads it before the connection closes.
+    fn goaway_server(connections: usize) -> std::net::SocketAddr {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(connections) {
+                let Ok(mut s) = stream else { continue };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let _ = s.read(&mut buf);
+                    let settings = [0, 0, 0, 4, 0, 0, 0, 0, 0];
+                    let ack = [0, 0, 0, 4, 1, 0, 0, 0, 0];
+                    let goaway = [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];
+                    let _ = s.write_all(&[&settings[..], &ack, &goaway].concat());
+                    drain(s);
+                });
+            }
+        });
+        addr
+    }
+
+    /// See #17, case 20: HTTP/2 failures all landed in `other`.
+    #[test]
+    fn http2_failures_get_their_own_kinds() {
+        use vload_schema::ErrorKind;
+        let kinds = |run: &vload_schema::RunFile| -> Vec<ErrorKind> {
+            run.totals.errors.keys().copied().collect()
+        };
+        let mut p = plan(h2_server(8, Behave::Reset), "/", closed(1), count(6));
+        p.http2 = true;
+        let run = attack(p);
+        assert_eq!(
+            kinds(&run),
+            [ErrorKind::StreamReset],
+            "{:?}",
+            run.totals.errors
+        );
+
+        let mut p = plan(goaway_server(8), "/", closed(1), count(4));
+        p.http2 = true;
+        p.streams = 2;
+        let run = attack(p);
+        assert_eq!(kinds(&run), [ErrorKind::Goaway], "{:?}", run.totals.errors);
+
+        // An HTTP/1.1 server answering the HTTP/2 preface.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            for stream in listener.incoming().take(4) {
+                let Ok(mut s) = stream else { continue };
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+                // Kept open until the client leaves, so it reads the answer, not a broken pipe.
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+            }
+        });
+        let mut p = plan(addr, "/", closed(1), count(2));
+        p.http2 = true;
+        let run = attack(p);
+        assert_eq!(
+            kinds(&run),
+            [ErrorKind::Protocol],
+            "{:?}",
+            run.totals.errors
         );
     }
 

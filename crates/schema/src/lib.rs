@@ -1,4 +1,4 @@
-//! The vload run file, schema v1.
+//! The vload run file, schema v2.
 //!
 //! Every `vload attack` writes one JSON document per run; `vload report`, `compare` and
 //! `plot` read it. This crate holds the types of that document ([`RunFile`] and what it
@@ -9,7 +9,12 @@
 //! # The format, field by field
 //!
 //! Every field name carries its unit (`_s` seconds, `_ns` nanoseconds, `bytes_`).
-//! Adding a field keeps [`SCHEMA_VERSION`]; renaming or removing one bumps it.
+//! Adding a field keeps [`SCHEMA_VERSION`]; renaming or removing one, or adding a value to
+//! an enumeration (which an older reader would not know), bumps it. Version 2 added the
+//! error kinds `stream_reset`, `goaway` and `client_limit`, the health `signals` and their
+//! causes, `totals.unsent`, `totals.queued`, `latency.queue_wait`, `intervals[].unsent`,
+//! `client_health.max_thread_waiting` and `plan.server_address`; version 1 files read as
+//! before.
 //! A file's size depends on the run's duration (one [`Interval`] per second), never on
 //! its request count.
 //!
@@ -22,24 +27,33 @@
 //!   `requests`, `warmup_s`, `timeout_s`, `connect_timeout_s`, `http_version`, `threads`,
 //!   `histogram` (`unit`, `lowest_ns`, `highest_ns`, `sigfig`), and when used `targets`
 //!   (`pick`, `seed`, `passes`, `sets`: `file`, `format`, `weight`, `targets`, `lines_skipped`,
-//!   `other_methods`), `connect_to`, `requests_per_connection` ([`Plan`], [`TargetsRecord`]).
+//!   `other_methods`), `connect_to`, `server_address` (where the load went),
+//!   `requests_per_connection`, `streams`, `tls`, `shard`, `start_at` ([`Plan`],
+//!   [`TargetsRecord`]).
 //! - `workload_hash`: SHA-256 of what was requested.
 //! - `window`: `warmup_s`, `measured_s`, `wait_s` ([`Window`]).
 //! - `totals`: `intended`, `sent`, `completed`, `status_codes`, `errors` (by [`ErrorKind`],
 //!   each `count` and `sample`), `bytes_in`, `bytes_out`, `connections_opened`,
-//!   `late_sends`, `backlog`, `out_of_range` ([`Totals`]).
+//!   `late_sends`, `backlog`, `out_of_range`, and when not zero `unsent` (due in the window,
+//!   never sent) and `queued` (waited for a connection) ([`Totals`]). Error kinds:
+//!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
+//!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `other` ([`ErrorKind`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
-//!   `dispatch_lag`, `hiccup`, and when responses were classified `hit` and `miss`, each a
+//!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake` and
+//!   `queue_wait`, each a
 //!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).
 //! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`)
 //!   ([`CacheCounts`]).
 //! - `client_health`: `cpu_s`, `cpu_util`, `max_thread_busy`, `dispatch_lag_p99_ns`,
 //!   `late_sends`, `hiccup_p99_ns`, `fd_limit`, `fd_needed`, `verdict`
-//!   (`ok` | `warn` | `client_bound`), `reasons` ([`ClientHealth`]).
+//!   (`ok` | `warn` | `client_bound`), `reasons`, `max_thread_waiting`, and `signals`, each
+//!   with `signal`, `level`, `cause` (`client` | `machine` | `connection_cap`) and `message`
+//!   ([`ClientHealth`], [`HealthSignal`]).
 //! - `intervals`: per second `start_s`, `duration_s`, `warmup`, `intended`, `sent`,
 //!   `completed`, `errors`, `status_classes` (`1xx`..`5xx`), `bytes_in`, `bytes_out`,
-//!   `connections_opened`, `in_flight`, `hits`, `misses`, `latency` ([`Interval`]).
+//!   `connections_opened`, `in_flight`, `unsent`, `hits`, `misses`, `latency`,
+//!   `server_cpu_s` ([`Interval`]).
 //!
 //! # Example
 //!
@@ -64,7 +78,11 @@
 //!
 //! # Errors
 //!
-//! Reading returns [`SchemaError`]; nothing here panics on bad input.
+//! Reading returns [`SchemaError`]; nothing here panics on bad input. [`RunFile::from_json`]
+//! refuses a file that contradicts itself ([`RunFile::validate`]: errors above the completed
+//! count, a histogram whose count is not its moments' count, another histogram layout, a
+//! repeated key) and decodes histograms with bounds taken from the layout, so a hostile
+//! file cannot make a reader allocate more than a real one would.
 //!
 //! # Limits
 //!
@@ -75,13 +93,14 @@
 mod codec;
 mod moments;
 mod run;
+mod validate;
 
 pub use codec::EncodedHistogram;
 pub use moments::Moments;
 pub use run::*;
 
 /// The run-file format version this crate reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Why a run file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +122,17 @@ pub enum SchemaError {
     /// A histogram that does not decode.
     #[error("{0}")]
     Histogram(String),
+    /// A field that contradicts the rest of the file.
+    #[error("{field}: {why}")]
+    Invalid {
+        /// The field, as a path: `totals.errors`, `intervals[3].latency.histogram`.
+        field: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// An object names the same key twice.
+    #[error("{0}")]
+    Duplicate(String),
 }
 
 /// Creates an empty histogram with the run file's standard layout.

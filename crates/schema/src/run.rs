@@ -99,12 +99,16 @@ impl ProcessRecord {
 }
 
 impl RunFile {
-    /// Parses a run file, checking first that it is one and that this vload can read its version.
+    /// Parses a run file, checking first that it is one and that this vload can read its
+    /// version, then that it agrees with itself ([`RunFile::validate`]).
     ///
     /// # Errors
-    /// [`SchemaError::Json`] for malformed or truncated JSON, [`SchemaError::NotARun`] for
-    /// JSON without `schema_version`, [`SchemaError::NewerVersion`] for files from a newer vload.
+    /// [`SchemaError::Json`] for malformed or truncated JSON, [`SchemaError::Duplicate`] for a
+    /// repeated key, [`SchemaError::NotARun`] for JSON without `schema_version`,
+    /// [`SchemaError::NewerVersion`] for files from a newer vload, [`SchemaError::Invalid`]
+    /// for a file whose parts contradict each other.
     pub fn from_json(text: &str) -> Result<RunFile, SchemaError> {
+        crate::validate::reject_duplicate_keys(text)?;
         let value: serde_json::Value = serde_json::from_str(text).map_err(SchemaError::Json)?;
         let version = value
             .get("schema_version")
@@ -117,7 +121,9 @@ impl RunFile {
                 supported: SCHEMA_VERSION,
             });
         }
-        serde_json::from_value(value).map_err(SchemaError::Json)
+        let run: RunFile = serde_json::from_value(value).map_err(SchemaError::Json)?;
+        run.validate()?;
+        Ok(run)
     }
 
     /// Serializes to pretty-printed JSON with a trailing newline (the on-disk form).
@@ -234,6 +240,10 @@ pub struct Plan {
     /// The address every connection went to, when `--connect-to` or `--resolve` set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connect_to: Option<String>,
+    /// The socket address connections went to, e.g. `"127.0.0.1:6081"`: where the
+    /// workload was sent, which is not part of the workload hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_address: Option<String>,
     /// Connections were closed and reopened after this many requests (1 = no keep-alive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_per_connection: Option<u32>,
@@ -376,6 +386,18 @@ pub struct Totals {
     pub backlog: u64,
     /// Latency values above the histogram's highest trackable value (recorded at the maximum).
     pub out_of_range: u64,
+    /// Open loop: requests that fell due inside the measured window but were never sent,
+    /// because the client was frozen or stopped past the window's end (counted in `intended`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsent: u64,
+    /// Open loop: requests that found every connection busy and waited for one (their wait
+    /// is part of their response time; `latency.queue_wait` has its distribution).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queued: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Totals {
@@ -410,10 +432,17 @@ pub enum ErrorKind {
     Reset,
     /// TLS handshake or record failure.
     Tls,
-    /// The server's bytes were not valid HTTP.
+    /// The server's bytes were not valid HTTP (or not HTTP/2 when HTTP/2 was asked for).
     Protocol,
     /// The response body failed after the headers arrived.
     Body,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM).
+    StreamReset,
+    /// HTTP/2: the server sent GOAWAY and refused or abandoned the request's stream.
+    Goaway,
+    /// The client ran out of a resource of its own (file descriptors, local ports): not
+    /// the server's failure.
+    ClientLimit,
     /// Anything else.
     Other,
 }
@@ -430,6 +459,9 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Body => "body",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::Goaway => "goaway",
+            ErrorKind::ClientLimit => "client_limit",
             ErrorKind::Other => "other",
         }
     }
@@ -476,6 +508,10 @@ pub struct Latency {
     /// TLS handshake time of each connection opened (recorded apart from request latency).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_handshake: Option<LatencyRecord>,
+    /// Open loop: how long the requests that found every connection busy waited for one
+    /// (`totals.queued` of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_wait: Option<LatencyRecord>,
 }
 
 impl Latency {
@@ -554,8 +590,43 @@ pub struct ClientHealth {
     pub fd_needed: u64,
     /// The verdict.
     pub verdict: Verdict,
-    /// Why the verdict is not `ok`, one sentence each.
+    /// Why the verdict is not `ok`, one sentence each (the messages of `signals`).
     pub reasons: Vec<String>,
+    /// The busiest worker thread's time waiting for a CPU (runnable, not running) over wall
+    /// time, from `/proc/thread-self/schedstat`: other processes taking the cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_thread_waiting: Option<f64>,
+    /// Each signal that moved the verdict, with its level and what it points at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<HealthSignal>,
+}
+
+/// One signal behind the client-health verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthSignal {
+    /// Which measurement: `thread_busy`, `cpu`, `unsent`, `late_sends`, `dispatch_lag`,
+    /// `hiccups`, `cpu_wait`, `queue_wait`, `fd_limit`.
+    pub signal: String,
+    /// The level it calls for.
+    pub level: Verdict,
+    /// What it points at.
+    pub cause: Cause,
+    /// One sentence for the report.
+    pub message: String,
+}
+
+/// What a client-health signal points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// vload itself could not keep up: its numbers measure vload, not the server.
+    Client,
+    /// The machine paused everyone (other processes, a VM pause): the results include
+    /// those pauses, which the server under test may not have suffered.
+    Machine,
+    /// Requests waited for one of the connections vload was allowed to open
+    /// (`--max-connections`).
+    ConnectionCap,
 }
 
 /// Responses by status class.
@@ -593,11 +664,11 @@ impl StatusClasses {
 
     /// Adds another set of counts.
     pub fn add(&mut self, other: &StatusClasses) {
-        self.s1xx += other.s1xx;
-        self.s2xx += other.s2xx;
-        self.s3xx += other.s3xx;
-        self.s4xx += other.s4xx;
-        self.s5xx += other.s5xx;
+        self.s1xx = self.s1xx.saturating_add(other.s1xx);
+        self.s2xx = self.s2xx.saturating_add(other.s2xx);
+        self.s3xx = self.s3xx.saturating_add(other.s3xx);
+        self.s4xx = self.s4xx.saturating_add(other.s4xx);
+        self.s5xx = self.s5xx.saturating_add(other.s5xx);
     }
 }
 
@@ -628,6 +699,9 @@ pub struct Interval {
     pub connections_opened: u64,
     /// Requests in flight at the end of the interval.
     pub in_flight: u64,
+    /// Open loop: requests due in this interval that were never sent (see `totals.unsent`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsent: u64,
     /// Responses classified as cache hits.
     pub hits: u64,
     /// Responses classified as not hits.

@@ -73,6 +73,7 @@ mod golden {
                 histogram: HistogramSettings::default(),
                 targets: None,
                 connect_to: None,
+                server_address: None,
                 requests_per_connection: None,
                 streams: None,
                 tls: None,
@@ -98,6 +99,8 @@ mod golden {
                 late_sends: 0,
                 backlog: 0,
                 out_of_range: 0,
+                unsent: 0,
+                queued: 0,
             },
             latency: Latency {
                 primary: LatencyKind::Response,
@@ -108,6 +111,7 @@ mod golden {
                 hit: None,
                 miss: None,
                 tls_handshake: None,
+                queue_wait: None,
             },
             cache: CacheCounts {
                 hit: 3,
@@ -130,6 +134,8 @@ mod golden {
                 fd_needed: 10_064,
                 verdict: Verdict::Ok,
                 reasons: vec![],
+                max_thread_waiting: None,
+                signals: vec![],
             },
             intervals: vec![Interval {
                 start_s: 0.0,
@@ -147,6 +153,7 @@ mod golden {
                 bytes_out: 0,
                 connections_opened: 2,
                 in_flight: 0,
+                unsent: 0,
                 hits: 3,
                 misses: 1,
                 latency: record(&response),

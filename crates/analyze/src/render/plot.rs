@@ -41,8 +41,11 @@ struct Axis {
     format: fn(f64) -> String,
 }
 
+/// Escapes text for XML; control characters, which XML cannot carry at all, are shown as
+/// escapes (a label from a run file may hold anything).
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
+    crate::units::clean(text)
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
@@ -60,7 +63,11 @@ fn bounds(series: &[Series], pick: fn(&(f64, f64)) -> f64, scale: Scale) -> (f64
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     match scale {
-        _ if !lo.is_finite() => (0.0, 1.0),
+        // Nothing to draw (no successful response, no positive value): a unit axis.
+        _ if !lo.is_finite() => match scale {
+            Scale::Log => (1.0, 10.0),
+            Scale::Linear => (0.0, 1.0),
+        },
         Scale::Log => (
             10f64.powf(lo.log10().floor()),
             10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
@@ -77,11 +84,18 @@ fn project(v: f64, (lo, hi): (f64, f64), scale: Scale, span: f64) -> f64 {
     t.clamp(0.0, 1.0) * span
 }
 
+/// At most this many ticks on an axis, whatever the data.
+const MAX_TICKS: usize = 24;
+
 fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return vec![lo].into_iter().filter(|v| v.is_finite()).collect();
+    }
     match scale {
+        Scale::Log if lo <= 0.0 => Vec::new(),
         Scale::Log => {
             let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
-            (a..=b).map(|e| 10f64.powi(e)).collect()
+            (a..=b).take(MAX_TICKS).map(|e| 10f64.powi(e)).collect()
         }
         Scale::Linear => {
             let raw = (hi - lo) / 5.0;
@@ -255,8 +269,9 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
             let t = interval.start_s + interval.duration_s / 2.0;
             let h = interval.latency.histogram.decode()?;
             if !h.is_empty() {
-                p50.push((t, ms(h.value_at_quantile(0.5) as f64)));
-                p99.push((t, ms(h.value_at_quantile(0.99) as f64)));
+                let m = &interval.latency.moments;
+                p50.push((t, ms(m.clamp(h.value_at_quantile(0.5)) as f64)));
+                p99.push((t, ms(m.clamp(h.value_at_quantile(0.99)) as f64)));
                 max.push((t, ms(interval.latency.moments.max_ns as f64)));
             }
             let seconds = interval.duration_s.max(1e-9);
@@ -290,7 +305,12 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
                 .map(|v| {
                     (
                         1.0 / (1.0 - v.quantile_iterated_to()),
-                        ms(h.highest_equivalent(v.value_iterated_to()) as f64),
+                        ms(run
+                            .latency
+                            .primary()
+                            .moments
+                            .clamp(h.highest_equivalent(v.value_iterated_to()))
+                            as f64),
                     )
                 })
                 .collect()

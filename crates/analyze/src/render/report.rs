@@ -18,7 +18,12 @@ pub fn json(summary: &Summary) -> String {
 
 /// The summary as markdown tables.
 pub fn markdown(s: &Summary) -> String {
-    let mut out = format!("## vload report: {}\n\n", s.plan);
+    let label = s
+        .label
+        .as_ref()
+        .map(|l| format!(" [{l}]"))
+        .unwrap_or_default();
+    let mut out = format!("## vload report: {}{label}\n\n", s.plan);
     let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
     let mut rows = vec![vec!["metric".to_owned(), "value".to_owned()]];
     rows.push(vec!["requests".into(), count(s.requests)]);
@@ -48,9 +53,15 @@ pub fn markdown(s: &Summary) -> String {
     ]);
     let errors: u64 = s.errors.values().map(|e| e.count).sum();
     rows.push(vec!["errors".into(), count(errors)]);
+    if s.unsent > 0 {
+        rows.push(vec!["unsent (due, never sent)".into(), count(s.unsent)]);
+    }
+    if s.queued > 0 {
+        rows.push(vec!["waited for a connection".into(), count(s.queued)]);
+    }
     rows.push(vec![
         "client health".into(),
-        format!("{:?}", s.health.verdict).to_lowercase(),
+        crate::render::text::health_headline(&s.health),
     ]);
     if let Some(server) = &s.server {
         if let Some(v) = &server.varnish {
@@ -83,6 +94,7 @@ pub fn markdown(s: &Summary) -> String {
 /// The histogram does not decode.
 pub fn hgrm(run: &RunFile) -> Result<String, SchemaError> {
     let h = run.latency.primary().histogram.decode()?;
+    let m = &run.latency.primary().moments;
     let scale = 1e6;
     let mut out = String::new();
     let _ = writeln!(
@@ -93,7 +105,8 @@ pub fn hgrm(run: &RunFile) -> Result<String, SchemaError> {
     if !h.is_empty() {
         for v in h.iter_quantiles(5) {
             let q = v.quantile_iterated_to();
-            let value = h.highest_equivalent(v.value_iterated_to()) as f64 / scale;
+            // Bucket tops, as HdrHistogram prints them, but never above the exact max.
+            let value = m.clamp(h.highest_equivalent(v.value_iterated_to())) as f64 / scale;
             if q < 1.0 {
                 let _ = writeln!(
                     out,
@@ -110,7 +123,6 @@ pub fn hgrm(run: &RunFile) -> Result<String, SchemaError> {
             }
         }
     }
-    let m = &run.latency.primary().moments;
     let mean = m.mean().unwrap_or(0.0) / scale;
     let stdev = m.stdev().unwrap_or(0.0) / scale;
     let _ = writeln!(
@@ -120,7 +132,7 @@ pub fn hgrm(run: &RunFile) -> Result<String, SchemaError> {
     let _ = writeln!(
         out,
         "#[Max     = {:12.3}, Total count    = {:12}]",
-        h.max() as f64 / scale,
+        m.clamp(h.max()) as f64 / scale,
         h.len()
     );
     let sub_buckets = (2.0 * 10f64.powi(i32::from(h.sigfig())))
@@ -214,7 +226,7 @@ pub fn wrk(run: &RunFile) -> Result<String, SchemaError> {
         let v = if h.is_empty() {
             0.0
         } else {
-            h.value_at_quantile(q) as f64
+            m.clamp(h.value_at_quantile(q)) as f64
         };
         let _ = writeln!(out, "  {label:>5} {:>9}", us(v));
     }

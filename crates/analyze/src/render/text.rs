@@ -95,6 +95,9 @@ pub fn render(s: &Summary) -> String {
         "[measured, wait, warm-up]",
         &durations.join(", "),
     );
+    if let Some(address) = &s.server_address {
+        row(&mut out, "Server", "[address]", address);
+    }
     let _ = writeln!(out, "Latency       {}", latency_title(s.latency_kind));
     latency_rows(&mut out, "", &s.latency);
     if s.has_long_tail() {
@@ -226,6 +229,28 @@ fn render_errors(out: &mut String, s: &Summary) {
             out,
             "Backlog       {} requests were due but not completed when the attack ended: the server could not sustain this rate",
             count(s.backlog)
+        );
+    }
+    if s.unsent > 0 {
+        let _ = writeln!(
+            out,
+            "Unsent        {} requests fell due in the measured window but were never sent: vload was frozen or stopped past the window's end (they count as intended, not as sent)",
+            count(s.unsent)
+        );
+    }
+    if let Some(wait) = s.queue_wait.as_ref().filter(|_| s.queued > 0) {
+        let q = |name: &str| or_na(wait.quantile(name).map(|v| duration_ns(v as f64)));
+        row(
+            out,
+            "Queue wait",
+            "[requests, p50, p99, max]",
+            &format!(
+                "{}, {}, {}, {}  (waited for a free connection; the wait is in their response time)",
+                count(s.queued),
+                q("p50"),
+                q("p99"),
+                or_na(wait.max_ns.map(|v| duration_ns(v as f64)))
+            ),
         );
     }
 }
@@ -364,17 +389,41 @@ fn render_server(out: &mut String, s: &Summary) {
     }
 }
 
+/// The verdict in words, from the signal that set it: whether vload itself, the machine, or
+/// the connection cap was the cause changes what the numbers mean.
+pub(crate) fn health_headline(h: &vload_schema::ClientHealth) -> String {
+    use vload_schema::Cause;
+    let top = h.signals.iter().find(|s| s.level == h.verdict);
+    let sentence = match (h.verdict, top.map(|s| s.cause)) {
+        (Verdict::Ok, _) => return "ok".to_owned(),
+        (Verdict::ClientBound, Some(Cause::Machine)) => {
+            "CLIENT-BOUND: the machine paused or starved vload, so the planned load was not applied; these numbers measure the machine, not the server"
+        }
+        (Verdict::ClientBound, _) => "CLIENT-BOUND: these numbers measure vload, not the server",
+        (Verdict::Warn, Some(Cause::Machine)) => {
+            "WARN: the machine, not vload, paused: results include those pauses"
+        }
+        (Verdict::Warn, Some(Cause::ConnectionCap)) => {
+            "WARN: requests waited for a free connection (--max-connections)"
+        }
+        (Verdict::Warn, _) => "WARN: vload came close to its limits",
+    };
+    match top {
+        Some(signal) => format!("{sentence} (signal: {})", signal.signal),
+        None => sentence.to_owned(),
+    }
+}
+
 fn render_health(out: &mut String, s: &Summary) {
     let h = &s.health;
-    let verdict = match h.verdict {
-        Verdict::Ok => "ok",
-        Verdict::Warn => "WARN",
-        Verdict::ClientBound => "CLIENT-BOUND: these numbers measure vload, not the server",
-    };
+    let verdict = health_headline(h);
     let mut facts = vec![
         format!("client CPU {} of all cores", percent(h.cpu_util)),
         format!("busiest thread {}", percent(h.max_thread_busy)),
     ];
+    if let Some(waiting) = h.max_thread_waiting.filter(|w| *w >= 0.01) {
+        facts.push(format!("waiting for a CPU {}", percent(waiting)));
+    }
     if let Some(hiccup) = h.hiccup_p99_ns {
         facts.push(format!("hiccup p99 {}", duration_ns(hiccup as f64)));
     }

@@ -1,0 +1,223 @@
+//! Writing what vload produces (run files, merged runs, plots) without losing it or
+//! damaging what is already at the path.
+//!
+//! - A regular file (or a path not there yet) is written whole to a temporary file beside it,
+//!   synced, then renamed over it: a reader never sees half a file, and a failed write
+//!   leaves the old file and no temporary behind.
+//! - A symbolic link is followed: its target is written (so `-o latest.json`, a link into an
+//!   archive, keeps being a link).
+//! - A FIFO or a character device (`-o /dev/stdout`, a named pipe) is written directly:
+//!   renaming over it would replace a device node with a regular file (as root, `-o /dev/full`
+//!   replaced the system's device).
+//! - Anything else (a directory, a block device, a socket) is refused before the attack.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::FileTypeExt as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+/// Where an output goes, once checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Destination {
+    /// A regular file, written through a temporary file and a rename.
+    File(PathBuf),
+    /// A FIFO or character device, written in place.
+    Stream(PathBuf),
+}
+
+impl Destination {
+    /// The path written in the end (a link's target).
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            Destination::File(p) | Destination::Stream(p) => p,
+        }
+    }
+}
+
+/// Links followed before giving up (the kernel's own limit is 40).
+const MAX_LINKS: usize = 40;
+
+/// Checks that `path` can take `what` (e.g. "run file"), before an attack spends minutes on
+/// something that cannot be saved. Nothing is created at a FIFO or device.
+///
+/// # Errors
+/// The path is a directory or another kind of file vload must not replace, a link loop, or
+/// its directory cannot be written.
+pub(crate) fn check(path: &Path, what: &str) -> anyhow::Result<Destination> {
+    let target =
+        follow_links(path).with_context(|| format!("cannot write {what} '{}'", path.display()))?;
+    let kind = match std::fs::metadata(&target) {
+        Ok(meta) => Some(meta.file_type()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot write {what} '{}'", path.display()));
+        }
+    };
+    let destination = match kind {
+        None => Destination::File(target),
+        Some(t) if t.is_file() => Destination::File(target),
+        Some(t) if t.is_fifo() || t.is_char_device() => return Ok(Destination::Stream(target)),
+        Some(t) => {
+            let is = if t.is_dir() {
+                "a directory"
+            } else if t.is_block_device() {
+                "a block device"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            };
+            bail!(
+                "cannot write {what} '{}': it is {is}; give the path of a file (it is replaced atomically), a FIFO or a character device",
+                path.display()
+            );
+        }
+    };
+    // Fails now, not after a ten-minute attack, if the directory cannot take the file.
+    let probe = temp_path(destination.path());
+    File::create(&probe).with_context(|| format!("cannot write {what} '{}'", path.display()))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(destination)
+}
+
+/// The path a chain of symbolic links ends at (which need not exist yet).
+fn follow_links(path: &Path) -> anyhow::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&current)?;
+                current = match current.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    bail!("too many levels of symbolic links")
+}
+
+/// Writes `text` to a checked destination.
+///
+/// # Errors
+/// Any failure to create, write, sync or rename; a temporary file is removed first.
+pub(crate) fn write(destination: &Destination, text: &str, what: &str) -> anyhow::Result<()> {
+    let fail = |path: &Path| format!("cannot write {what} '{}'", path.display());
+    match destination {
+        Destination::Stream(path) => {
+            let mut out = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| fail(path))?;
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .with_context(|| fail(path))
+        }
+        Destination::File(path) => {
+            let tmp = temp_path(path);
+            let written = File::create(&tmp).and_then(|mut f| {
+                f.write_all(text.as_bytes())?;
+                // A full disk can surface only when the data is flushed.
+                f.sync_all()
+            });
+            let renamed = written.and_then(|()| std::fs::rename(&tmp, path));
+            if renamed.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            renamed.with_context(|| fail(path))
+        }
+    }
+}
+
+/// Checks and writes in one step (`vload report -o`, `vload plot -o`).
+pub(crate) fn write_to(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
+    write(&check(path, what)?, text, what)
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run.json".into());
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+/// Saves a run file that could not be written where asked: beside the current directory,
+/// then in the temporary directory. Returns where it went, or every attempt's failure.
+pub(crate) fn rescue(text: &str, run_id: &str) -> Result<PathBuf, Vec<String>> {
+    let name = format!("vload-run-{}.json", run_id.replace(['/', '\\'], "_"));
+    let mut failures = Vec::new();
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        match write(&Destination::File(path.clone()), text, "run file") {
+            Ok(()) => return Ok(path),
+            Err(e) => failures.push(format!("{e:#}")),
+        }
+    }
+    Err(failures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("vload-output-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_symlink_is_followed_and_stays_a_link() {
+        let dir = scratch("link");
+        let target = dir.join("archive.json");
+        std::fs::write(&target, "old").unwrap();
+        let link = dir.join("latest.json");
+        std::os::unix::fs::symlink("archive.json", &link).unwrap();
+        let d = check(&link, "run file").unwrap();
+        assert_eq!(d, Destination::File(target.clone()));
+        write(&d, "new", "run file").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn devices_are_written_in_place_and_directories_refused() {
+        let d = check(Path::new("/dev/null"), "run file").unwrap();
+        assert_eq!(d, Destination::Stream(PathBuf::from("/dev/null")));
+        write(&d, "x", "run file").unwrap();
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        let dir = scratch("dir");
+        let e = format!("{:#}", check(&dir, "run file").unwrap_err());
+        assert!(e.contains("is a directory"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        // /dev/full fails every write with ENOSPC: a full disk.
+        let d = Destination::Stream(PathBuf::from("/dev/full"));
+        let e = format!("{:#}", write(&d, "x", "run file").unwrap_err());
+        assert!(e.contains("cannot write run file '/dev/full'"), "{e}");
+        let dir = scratch("gone");
+        let missing = Destination::File(dir.join("no-such-dir").join("run.json"));
+        assert!(write(&missing, "x", "run file").is_err());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

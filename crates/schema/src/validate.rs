@@ -1,0 +1,407 @@
+//! A run file must agree with itself before anything is computed from it.
+//!
+//! A file from another machine, a truncated copy or a hand edit can carry numbers that
+//! contradict each other (errors above the completed count, a histogram whose count is not
+//! its moments' count, a layout other than the plan's). Reports built on such a file look
+//! valid and are wrong, so reading refuses it, naming the field.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::{HistogramSettings, LatencyRecord, RunFile, SchemaError};
+
+/// The largest count a run file may hold (requests, bytes, hits): 2^56, beyond a year at
+/// any rate one machine sends, and low enough that merging 256 runs cannot overflow.
+const MAX_COUNT: u64 = 1 << 56;
+/// The largest count one interval (one second) may hold.
+const MAX_INTERVAL_COUNT: u64 = 1 << 40;
+
+/// The longest span a run file may describe, in seconds (about 31 years).
+const MAX_SECONDS: f64 = 1e9;
+
+/// A duration in seconds: finite, not negative, not beyond [`MAX_SECONDS`].
+fn seconds(field: &str, value: f64) -> Result<(), SchemaError> {
+    finite(field, value)?;
+    if value > MAX_SECONDS {
+        return Err(invalid(field, format!("{value} s is longer than any run")));
+    }
+    Ok(())
+}
+
+fn bounded(field: &str, value: u64, max: u64) -> Result<(), SchemaError> {
+    if value <= max {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{value} is beyond any count a run holds"),
+        ))
+    }
+}
+
+fn invalid(field: impl Into<String>, why: impl Into<String>) -> SchemaError {
+    SchemaError::Invalid {
+        field: field.into(),
+        why: why.into(),
+    }
+}
+
+fn finite(field: &str, value: f64) -> Result<(), SchemaError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            format!("{value} is not a finite, non-negative number"),
+        ))
+    }
+}
+
+impl LatencyRecord {
+    /// Checks that the histogram decodes with the run's layout and agrees with the moments.
+    ///
+    /// # Errors
+    /// [`SchemaError::Invalid`] naming `field`.
+    pub fn validate(&self, field: &str) -> Result<(), SchemaError> {
+        let h = self.histogram.decode().map_err(|e| match e {
+            SchemaError::Histogram(why) => invalid(format!("{field}.histogram"), why),
+            other => other,
+        })?;
+        let m = &self.moments;
+        bounded(&format!("{field}.moments.n"), m.n, MAX_COUNT)?;
+        if h.len() != m.n {
+            return Err(invalid(
+                format!("{field}.moments.n"),
+                format!("{} values, but the histogram holds {}", m.n, h.len()),
+            ));
+        }
+        for (name, value) in [("mean_ns", m.mean_ns), ("m2_ns2", m.m2_ns2)] {
+            finite(&format!("{field}.moments.{name}"), value)?;
+        }
+        if m.n > 0 && m.min_ns > m.max_ns {
+            return Err(invalid(
+                format!("{field}.moments"),
+                format!("min {} ns above max {} ns", m.min_ns, m.max_ns),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl RunFile {
+    /// Checks that the file agrees with itself: layouts, counts, durations, histograms.
+    ///
+    /// # Errors
+    /// [`SchemaError::Invalid`] naming the first field that contradicts the rest.
+    pub fn validate(&self) -> Result<(), SchemaError> {
+        if self.plan.histogram != HistogramSettings::default() {
+            let h = &self.plan.histogram;
+            return Err(invalid(
+                "plan.histogram",
+                format!(
+                    "layout {}..{} ns at {} digits is not the one vload records (1..60000000000 ns at 3 digits)",
+                    h.lowest_ns, h.highest_ns, h.sigfig
+                ),
+            ));
+        }
+        self.validate_numbers()?;
+        self.validate_totals()?;
+        self.validate_latency()?;
+        for (i, interval) in self.intervals.iter().enumerate() {
+            let field = format!("intervals[{i}]");
+            seconds(&format!("{field}.start_s"), interval.start_s)?;
+            finite(&format!("{field}.duration_s"), interval.duration_s)?;
+            if interval.duration_s > 1.0 + 1e-6 {
+                return Err(invalid(
+                    format!("{field}.duration_s"),
+                    format!("{} s, but intervals are at most 1 s", interval.duration_s),
+                ));
+            }
+            if let Some(cpu) = interval.server_cpu_s {
+                finite(&format!("{field}.server_cpu_s"), cpu)?;
+            }
+            let s = &interval.status_classes;
+            let counts = [
+                interval.intended,
+                interval.sent,
+                interval.completed,
+                interval.bytes_in,
+                interval.bytes_out,
+                interval.connections_opened,
+                interval.in_flight,
+                interval.unsent,
+                interval.hits,
+                interval.misses,
+                s.s1xx,
+                s.s2xx,
+                s.s3xx,
+                s.s4xx,
+                s.s5xx,
+            ];
+            for n in counts.into_iter().chain(interval.errors.values().copied()) {
+                bounded(&field, n, MAX_INTERVAL_COUNT)?;
+            }
+            interval.latency.validate(&format!("{field}.latency"))?;
+        }
+        Ok(())
+    }
+
+    fn validate_numbers(&self) -> Result<(), SchemaError> {
+        let (p, w, h) = (&self.plan, &self.window, &self.client_health);
+        let mut spans = vec![
+            ("plan.warmup_s", p.warmup_s),
+            ("plan.timeout_s", p.timeout_s),
+            ("plan.connect_timeout_s", p.connect_timeout_s),
+            ("window.warmup_s", w.warmup_s),
+            ("window.measured_s", w.measured_s),
+            ("window.wait_s", w.wait_s),
+        ];
+        spans.extend(p.duration_s.map(|d| ("plan.duration_s", d)));
+        spans.extend(w.start_offset_s.map(|d| ("window.start_offset_s", d.abs())));
+        for (field, value) in spans {
+            seconds(field, value)?;
+        }
+        let mut numbers = vec![
+            ("client_health.cpu_s", h.cpu_s),
+            ("client_health.cpu_util", h.cpu_util),
+            ("client_health.max_thread_busy", h.max_thread_busy),
+        ];
+        numbers.extend(
+            h.max_thread_waiting
+                .map(|d| ("client_health.max_thread_waiting", d)),
+        );
+        for (field, value) in numbers {
+            finite(field, value)?;
+        }
+        if let Some(rate) = p.rate_per_s
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(invalid(
+                "plan.rate_per_s",
+                format!("{rate} is not a positive rate"),
+            ));
+        }
+        if p.connections == 0 || p.threads == 0 {
+            return Err(invalid("plan", "no connections or no threads"));
+        }
+        if let Some(server) = &self.server
+            && let Some(process) = &server.process
+        {
+            finite("server.process.user_s", process.user_s)?;
+            finite("server.process.system_s", process.system_s)?;
+        }
+        Ok(())
+    }
+
+    fn validate_totals(&self) -> Result<(), SchemaError> {
+        let t = &self.totals;
+        let c = &self.cache;
+        for (field, n) in [
+            ("totals.intended", t.intended),
+            ("totals.sent", t.sent),
+            ("totals.completed", t.completed),
+            ("totals.bytes_in", t.bytes_in),
+            ("totals.bytes_out", t.bytes_out),
+            ("totals.connections_opened", t.connections_opened),
+            ("totals.late_sends", t.late_sends),
+            ("totals.backlog", t.backlog),
+            ("totals.out_of_range", t.out_of_range),
+            ("totals.unsent", t.unsent),
+            ("totals.queued", t.queued),
+            ("cache.hit", c.hit),
+            ("cache.miss", c.miss),
+            ("cache.unknown", c.unknown),
+            ("cache.by_source.x_varnish", c.by_source.x_varnish),
+            ("cache.by_source.x_cache", c.by_source.x_cache),
+            ("cache.by_source.age", c.by_source.age),
+            ("client_health.late_sends", self.client_health.late_sends),
+        ] {
+            bounded(field, n, MAX_COUNT)?;
+        }
+        let errors = t
+            .errors
+            .values()
+            .try_fold(0u64, |sum, e| sum.checked_add(e.count));
+        let statuses = t
+            .status_codes
+            .values()
+            .try_fold(0u64, |sum, n| sum.checked_add(*n));
+        let (Some(errors), Some(statuses)) = (errors, statuses) else {
+            return Err(invalid("totals", "counts overflow"));
+        };
+        if errors > t.completed {
+            return Err(invalid(
+                "totals.errors",
+                format!(
+                    "{errors} errors, above the {} completed requests",
+                    t.completed
+                ),
+            ));
+        }
+        if statuses.checked_add(errors) != Some(t.completed) {
+            return Err(invalid(
+                "totals.completed",
+                format!(
+                    "{} completed, but {statuses} responses and {errors} errors",
+                    t.completed
+                ),
+            ));
+        }
+        if t.completed > 0 && self.window.measured_s + self.window.wait_s <= 0.0 {
+            return Err(invalid(
+                "window.measured_s",
+                format!("0 s, yet {} requests completed in it", t.completed),
+            ));
+        }
+        if let Some((code, _)) = t.status_codes.iter().find(|(code, _)| **code > 999) {
+            return Err(invalid(
+                "totals.status_codes",
+                format!("{code} is not a status"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_latency(&self) -> Result<(), SchemaError> {
+        let l = &self.latency;
+        l.service.validate("latency.service")?;
+        l.hiccup.validate("latency.hiccup")?;
+        for (field, record) in [
+            ("latency.response", &l.response),
+            ("latency.dispatch_lag", &l.dispatch_lag),
+            ("latency.hit", &l.hit),
+            ("latency.miss", &l.miss),
+            ("latency.tls_handshake", &l.tls_handshake),
+            ("latency.queue_wait", &l.queue_wait),
+        ] {
+            if let Some(record) = record {
+                record.validate(field)?;
+            }
+        }
+        if l.primary == crate::LatencyKind::Response && l.response.is_none() {
+            return Err(invalid(
+                "latency.response",
+                "missing, yet the primary latency is response time",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a JSON document in which an object repeats a key: serde keeps the last value
+/// silently, so `{"count": 1, "count": 900}` would be read as whatever came last.
+pub(crate) fn reject_duplicate_keys(text: &str) -> Result<(), SchemaError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    // serde_json itself refuses nesting deeper than 128, so the walk's depth is bounded.
+    Unique { path: "" }.deserialize(&mut de).map_err(|e| {
+        if e.is_data() {
+            // The only data error the walk raises is a repeated key.
+            SchemaError::Duplicate(e.to_string())
+        } else {
+            SchemaError::Json(e)
+        }
+    })
+}
+
+/// Walks any JSON value, failing on a repeated key.
+struct Unique<'p> {
+    path: &'p str,
+}
+
+impl<'de> DeserializeSeed<'de> for Unique<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Unique<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            let path = format!("{}[{i}]", self.path);
+            if seq.next_element_seed(Unique { path: &path })?.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = if self.path.is_empty() {
+                key.clone()
+            } else {
+                format!("{}.{key}", self.path)
+            };
+            map.next_value_seed(Unique { path: &path })?;
+            if !seen.insert(key.clone()) {
+                let field = if self.path.is_empty() {
+                    "(top level)"
+                } else {
+                    self.path
+                };
+                return Err(serde::de::Error::custom(format!(
+                    "{field}: key '{key}' appears twice"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicate_keys_are_named_with_their_object() {
+        assert!(reject_duplicate_keys(r#"{"a": [1, {"b": 2}], "c": {"d": 1}}"#).is_ok());
+        let err = reject_duplicate_keys(r#"{"totals": {"errors": {"reset": 1, "reset": 9}}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("totals.errors") && err.contains("'reset'"),
+            "{err}"
+        );
+        let err = reject_duplicate_keys(r#"{"a": 1, "a": 2}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("(top level)"), "{err}");
+    }
+
+    #[test]
+    fn malformed_json_is_still_a_json_error() {
+        let err = reject_duplicate_keys(r#"{"a": "#).unwrap_err();
+        assert!(matches!(err, SchemaError::Json(_)), "{err}");
+    }
+}
