@@ -11,7 +11,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use vload_benches::latencies;
 use vload_engine::bench::{Interval, Requests, classify_map, parse_response};
-use vload_engine::{AttackPlan, Http1Client, Load, RequestTemplate, Stop};
+use vload_engine::{AttackPlan, Http1Client, Load, Protocol, RequestTemplate, Stop};
 
 /// A Varnish hit as it comes over the wire: 9 headers, 11-byte body.
 const VARNISH_HIT: &[u8] = b"HTTP/1.1 200 OK\r\nDate: Sun, 22 Nov 2026 04:50:00 GMT\r\n\
@@ -20,38 +20,21 @@ Via: 1.1 varnish (Varnish/7.1)\r\nAccept-Ranges: bytes\r\nContent-Length: 11\r\n
 Connection: keep-alive\r\n\r\nHello World";
 
 fn plan(client: Http1Client) -> AttackPlan {
-    let mut headers = http::HeaderMap::new();
-    headers.insert(http::header::HOST, "127.0.0.1:6081".parse().unwrap());
-    headers.insert(http::header::USER_AGENT, "vload/0.1".parse().unwrap());
-    AttackPlan {
-        request: RequestTemplate {
-            url: "http://127.0.0.1:6081/index.html".parse().unwrap(),
-            method: http::Method::GET,
-            headers,
-            body: Default::default(),
-        },
-        connect_to: "127.0.0.1:6081".parse().unwrap(),
-        load: Load::Closed { connections: 50 },
-        stop: Stop {
+    let mut request = RequestTemplate::get("http://127.0.0.1:6081/index.html".parse().unwrap());
+    request
+        .headers
+        .insert(http::header::USER_AGENT, "vload/0.1".parse().unwrap());
+    let mut plan = AttackPlan::new(
+        request,
+        "127.0.0.1:6081".parse().unwrap(),
+        Load::Closed { connections: 50 },
+        Stop {
             duration: Some(Duration::from_secs(10)),
             requests: None,
         },
-        warmup: Duration::ZERO,
-        timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(2),
-        threads: 1,
-        label: None,
-        hlog: None,
-        targets: None,
-        requests_per_connection: None,
-        connect_to_set: false,
-        http2: false,
-        streams: 1,
-        tls: None,
-        shard: None,
-        start_at: None,
-        http1_client: client,
-    }
+    );
+    plan.protocol = Protocol::Http1 { client };
+    plan
 }
 
 fn interval(c: &mut Criterion) {

@@ -100,18 +100,9 @@ const MAX_RUN_FILE: u64 = 1 << 30;
 
 /// Reads and validates a run file; errors name the file.
 pub(crate) fn read_run(path: &Path) -> anyhow::Result<RunFile> {
-    let cannot = || format!("cannot read run file '{}'", path.display());
-    let file = std::fs::File::open(path).with_context(cannot)?;
-    let size = file.metadata().with_context(cannot)?.len();
-    if size > MAX_RUN_FILE {
-        bail!(
-            "'{}' is {size} bytes, larger than any run file vload writes (at most {MAX_RUN_FILE}): is it the right file?",
-            path.display()
-        );
-    }
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_RUN_FILE + 1), &mut text)
-        .with_context(cannot)?;
+    let bytes = crate::output::read_bounded(path, MAX_RUN_FILE, "run file")?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("'{}': not a run file (not UTF-8 text)", path.display()))?;
     RunFile::from_json(&text).with_context(|| format!("'{}'", path.display()))
 }
 

@@ -9,7 +9,9 @@ mod analysis;
 mod attack;
 mod output;
 mod parse;
+mod progress;
 mod server;
+mod signals;
 
 use std::io::Write as _;
 use std::process::ExitCode;

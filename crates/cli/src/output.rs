@@ -160,6 +160,26 @@ pub(crate) fn rescue(text: &str, run_id: &str) -> Result<PathBuf, Vec<String>> {
     Err(failures)
 }
 
+/// Reads a whole input file of at most `max` bytes; `what` names it in errors ("run file",
+/// "--body-file"). A larger file (a disk image given by mistake) is refused, not read.
+pub(crate) fn read_bounded(path: &Path, max: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let cannot = || format!("cannot read {what} '{}'", path.display());
+    let file = File::open(path).with_context(cannot)?;
+    let size = file.metadata().with_context(cannot)?.len();
+    if size > max {
+        bail!(
+            "{what} '{}' is {size} bytes, more than vload reads ({max}): is it the right file?",
+            path.display()
+        );
+    }
+    let mut bytes = Vec::new();
+    file.take(max)
+        .read_to_end(&mut bytes)
+        .with_context(cannot)?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,9 @@
 use vload_schema::HistogramSettings;
 
 use crate::AttackPlan;
+use crate::plan::Protocol;
 use crate::record::IntervalStats;
-use crate::worker::{Outgoing, Prepared};
+use crate::request::Prepared;
 
 /// One worker's per-second statistics.
 #[derive(Debug)]
@@ -54,20 +55,23 @@ impl Interval {
 
 /// The request of an attack, prepared as the workers prepare it.
 #[derive(Debug)]
-pub struct Requests(Prepared);
+pub struct Requests(Prepared, Protocol);
 
 impl Requests {
-    /// Prepares `plan`'s request (for its HTTP/1.1 client).
+    /// Prepares `plan`'s request (for its protocol and client).
     pub fn new(plan: &AttackPlan) -> Self {
-        Requests(Prepared::new(plan))
+        Requests(Prepared::new(plan), plan.protocol)
     }
 
     /// One request as the connection takes it; returns its size in bytes (lean) or its
     /// header count (hyper), so the work cannot be optimised away.
     pub fn next(&self) -> usize {
-        match self.0.outgoing(None).0 {
-            Outgoing::Raw { bytes, .. } => bytes.len(),
-            Outgoing::Hyper(request) => request.headers().len(),
+        let request = self.0.request(None);
+        match self.1 {
+            Protocol::Http1 {
+                client: crate::plan::Http1Client::Lean,
+            } => request.lean_bytes().len(),
+            protocol => request.hyper(protocol.is_http2()).headers().len(),
         }
     }
 }

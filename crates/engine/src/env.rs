@@ -190,42 +190,21 @@ mod tests {
     fn the_workload_hash_ignores_where_the_load_goes() {
         // See #17, case 22: every vcl/run.sh run had a different hash because of its port.
         let plan = |url: &str, host: Option<&str>| {
-            let url: http::Uri = url.parse().unwrap();
-            let mut headers = http::HeaderMap::new();
-            let authority = url.authority().unwrap().as_str().to_owned();
-            headers.insert(
-                http::header::HOST,
-                host.unwrap_or(&authority).parse().unwrap(),
-            );
-            AttackPlan {
-                request: crate::RequestTemplate {
-                    url,
-                    method: http::Method::GET,
-                    headers,
-                    body: Default::default(),
-                },
-                connect_to: "127.0.0.1:1".parse().unwrap(),
-                load: crate::Load::Closed { connections: 1 },
-                stop: crate::Stop {
+            let mut request = crate::RequestTemplate::get(url.parse().unwrap());
+            if let Some(host) = host {
+                request
+                    .headers
+                    .insert(http::header::HOST, host.parse().unwrap());
+            }
+            AttackPlan::new(
+                request,
+                "127.0.0.1:1".parse().unwrap(),
+                crate::Load::Closed { connections: 1 },
+                crate::Stop {
                     duration: None,
                     requests: Some(1),
                 },
-                warmup: Duration::ZERO,
-                timeout: Duration::from_secs(1),
-                connect_timeout: Duration::from_secs(1),
-                threads: 1,
-                label: None,
-                hlog: None,
-                targets: None,
-                requests_per_connection: None,
-                connect_to_set: false,
-                http2: false,
-                streams: 1,
-                tls: None,
-                shard: None,
-                http1_client: Default::default(),
-                start_at: None,
-            }
+            )
         };
         let hash = |p: &AttackPlan| workload_hash(p, None);
         let a = hash(&plan("http://127.0.0.1:6081/x?y=1", None));

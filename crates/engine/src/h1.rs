@@ -29,8 +29,7 @@ const MAX_BUFFER: usize = 64 * 1024;
 /// Longest chunk-size or trailer line accepted.
 const MAX_LINE: usize = 4 * 1024;
 
-/// A failed exchange: its kind and a message for a human.
-pub(crate) type Failure = (ErrorKind, String);
+pub(crate) use crate::failure::Failure;
 
 /// What the engine keeps of a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,12 +131,7 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
 
 /// An io error while reading or writing, by kind.
 fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
-    use std::io::ErrorKind as Io;
-    let kind = match error.kind() {
-        Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => ErrorKind::Reset,
-        _ if in_body => ErrorKind::Body,
-        _ => ErrorKind::Reset,
-    };
+    let kind = crate::failure::io_kind(error, in_body);
     (kind, format!("connection error: {error}"))
 }
 
@@ -392,59 +386,6 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, Failure> {
         })
 }
 
-/// Serialises a request for HTTP/1.1 straight from its parts, with no `Request` or
-/// `HeaderMap` built on the way: the request line; `host` (the target's authority) unless
-/// `over` names a Host; the attack's headers `base`, except those `over` replaces (and its
-/// Host when `host` is given); the target's own headers `over`; Content-Length when there is
-/// a body or the method expects one; the body.
-pub(crate) fn serialize(
-    method: &http::Method,
-    target: &str,
-    host: Option<&str>,
-    base: &http::HeaderMap,
-    over: &http::HeaderMap,
-    body: &[u8],
-) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256 + body.len());
-    let mut line = |name: &[u8], value: &[u8]| {
-        out.extend_from_slice(name);
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value);
-        out.extend_from_slice(b"\r\n");
-    };
-    let host = host.filter(|_| !over.contains_key(http::header::HOST));
-    if let Some(host) = host {
-        line(b"host", host.as_bytes());
-    }
-    for (name, value) in base {
-        let replaced = over.contains_key(name) || (host.is_some() && name == http::header::HOST);
-        if !replaced {
-            line(name.as_str().as_bytes(), value.as_bytes());
-        }
-    }
-    for (name, value) in over {
-        line(name.as_str().as_bytes(), value.as_bytes());
-    }
-    let expects_body = matches!(
-        *method,
-        http::Method::POST | http::Method::PUT | http::Method::PATCH
-    );
-    let has_length = base.contains_key(http::header::CONTENT_LENGTH)
-        || over.contains_key(http::header::CONTENT_LENGTH);
-    if (!body.is_empty() || expects_body) && !has_length {
-        line(b"content-length", body.len().to_string().as_bytes());
-    }
-    let mut request = Vec::with_capacity(out.len() + target.len() + 32 + body.len());
-    request.extend_from_slice(method.as_str().as_bytes());
-    request.push(b' ');
-    request.extend_from_slice(target.as_bytes());
-    request.extend_from_slice(b" HTTP/1.1\r\n");
-    request.extend_from_slice(&out);
-    request.extend_from_slice(b"\r\n");
-    request.extend_from_slice(body);
-    request
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,61 +454,5 @@ mod tests {
         assert_eq!(parse_chunk_size(b"0;name=value"), Ok(0));
         assert!(parse_chunk_size(b"").is_err());
         assert!(parse_chunk_size(b"zz").is_err());
-    }
-
-    #[test]
-    fn requests_serialise_with_host_and_length() {
-        let mut base = http::HeaderMap::new();
-        base.insert("x-test", http::HeaderValue::from_static("1"));
-        let none = http::HeaderMap::new();
-        let post = http::Method::POST;
-        let text = serialize(&post, "/p?q=1", Some("a.example:8080"), &base, &none, b"hi");
-        assert_eq!(
-            String::from_utf8(text).unwrap(),
-            "POST /p?q=1 HTTP/1.1\r\nhost: a.example:8080\r\nx-test: 1\r\ncontent-length: 2\r\n\r\nhi"
-        );
-    }
-
-    #[test]
-    fn a_targets_host_and_headers_replace_the_attacks() {
-        let mut base = http::HeaderMap::new();
-        base.insert(http::header::HOST, http::HeaderValue::from_static("base"));
-        base.insert("x-a", http::HeaderValue::from_static("base"));
-        base.insert("x-b", http::HeaderValue::from_static("kept"));
-        let mut over = http::HeaderMap::new();
-        over.insert("x-a", http::HeaderValue::from_static("target"));
-        let get = http::Method::GET;
-        let text = String::from_utf8(serialize(&get, "/", Some("t.example"), &base, &over, b""));
-        assert_eq!(
-            text.unwrap(),
-            "GET / HTTP/1.1\r\nhost: t.example\r\nx-b: kept\r\nx-a: target\r\n\r\n"
-        );
-        over.insert(
-            http::header::HOST,
-            http::HeaderValue::from_static("explicit"),
-        );
-        let text = String::from_utf8(serialize(&get, "/", Some("t.example"), &base, &over, b""));
-        let mut lines: Vec<String> = text.unwrap().lines().map(str::to_owned).collect();
-        lines.sort();
-        assert_eq!(
-            lines,
-            [
-                "",
-                "GET / HTTP/1.1",
-                "host: explicit",
-                "x-a: target",
-                "x-b: kept"
-            ],
-            "the target's own Host wins over its authority and the attack's"
-        );
-        let text = String::from_utf8(serialize(&get, "/", None, &base, &none(), b""));
-        assert!(
-            text.unwrap().contains("host: base\r\n"),
-            "the attack's Host without a target host"
-        );
-    }
-
-    fn none() -> http::HeaderMap {
-        http::HeaderMap::new()
     }
 }

@@ -60,6 +60,25 @@ pub struct RequestTemplate {
     pub body: Bytes,
 }
 
+impl RequestTemplate {
+    /// `GET url` with the Host header taken from the URL and no body.
+    pub fn get(url: Uri) -> Self {
+        let mut headers = HeaderMap::new();
+        if let Some(host) = url
+            .authority()
+            .and_then(|a| http::HeaderValue::from_str(a.as_str()).ok())
+        {
+            headers.insert(http::header::HOST, host);
+        }
+        RequestTemplate {
+            url,
+            method: Method::GET,
+            headers,
+            body: Bytes::new(),
+        }
+    }
+}
+
 /// A complete, validated attack.
 #[derive(Debug, Clone)]
 pub struct AttackPlan {
@@ -89,18 +108,62 @@ pub struct AttackPlan {
     pub requests_per_connection: Option<u32>,
     /// True when `connect_to` was set by hand (`--connect-to`, `--resolve`), not from the URL.
     pub connect_to_set: bool,
-    /// Speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1.
-    pub http2: bool,
-    /// HTTP/2 streams in flight per connection (1 for HTTP/1.1).
-    pub streams: u32,
+    /// The protocol and what it needs: HTTP/1.1 and its client, or HTTP/2 and its streams.
+    pub protocol: Protocol,
     /// TLS for `https://` targets; `None` for plain HTTP.
     pub tls: Option<crate::TlsOptions>,
     /// This run is one shard of the attack the rest of the plan describes (`--shard i/N`).
     pub shard: Option<Shard>,
-    /// Which HTTP/1.1 client speaks for vload (HTTP/2 always uses hyper's).
-    pub http1_client: Http1Client,
     /// Begin at this wall-clock time (`--start-at`), not at once.
     pub start_at: Option<std::time::SystemTime>,
+}
+
+/// What a connection speaks. One value, so no combination of flags can ask for HTTP/1.1
+/// with streams or HTTP/2 through the lean client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1, one request in flight per connection.
+    Http1 {
+        /// Which client speaks it.
+        client: Http1Client,
+    },
+    /// HTTP/2 (h2c by prior knowledge, or ALPN `h2` over TLS) on hyper.
+    Http2 {
+        /// Streams in flight per connection, at least 1.
+        streams: u32,
+    },
+}
+
+impl Default for Protocol {
+    /// HTTP/1.1 through vload's lean client.
+    fn default() -> Self {
+        Protocol::Http1 {
+            client: Http1Client::Lean,
+        }
+    }
+}
+
+impl Protocol {
+    /// Requests in flight on one connection: its streams, or 1.
+    pub fn streams(self) -> u32 {
+        match self {
+            Protocol::Http1 { .. } => 1,
+            Protocol::Http2 { streams } => streams.max(1),
+        }
+    }
+
+    /// True for HTTP/2.
+    pub fn is_http2(self) -> bool {
+        matches!(self, Protocol::Http2 { .. })
+    }
+
+    /// The version as the run file names it: `1.1` or `2`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Protocol::Http1 { .. } => "1.1",
+            Protocol::Http2 { .. } => "2",
+        }
+    }
 }
 
 /// The HTTP/1.1 client implementation.
@@ -128,6 +191,31 @@ impl Shard {
 }
 
 impl AttackPlan {
+    /// A plan for `request` sent to `connect_to` under `load` until `stop`, with every other
+    /// setting at its default: no warm-up, timeouts of 30 s (request) and 10 s (connect), one
+    /// thread, HTTP/1.1 through the lean client, no targets, TLS, shard or label.
+    pub fn new(request: RequestTemplate, connect_to: SocketAddr, load: Load, stop: Stop) -> Self {
+        AttackPlan {
+            request,
+            connect_to,
+            load,
+            stop,
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            threads: 1,
+            label: None,
+            hlog: None,
+            targets: None,
+            requests_per_connection: None,
+            connect_to_set: false,
+            protocol: Protocol::default(),
+            tls: None,
+            shard: None,
+            start_at: None,
+        }
+    }
+
     /// True for the open-loop model.
     pub fn is_open_loop(&self) -> bool {
         matches!(self.load, Load::Open { .. })

@@ -19,34 +19,11 @@ mod util {
 
     pub(crate) fn plan(addr: SocketAddr, target: &str, load: Load, stop: Stop) -> AttackPlan {
         let url: http::Uri = format!("http://{addr}{target}").parse().unwrap();
-        let mut headers = http::HeaderMap::new();
-        headers.insert(http::header::HOST, addr.to_string().parse().unwrap());
-        AttackPlan {
-            request: RequestTemplate {
-                url,
-                method: http::Method::GET,
-                headers,
-                body: Default::default(),
-            },
-            connect_to: addr,
-            load,
-            stop,
-            warmup: Duration::ZERO,
-            timeout: Duration::from_secs(5),
-            connect_timeout: Duration::from_secs(2),
-            threads: 1,
-            label: Some("test".into()),
-            hlog: None,
-            targets: None,
-            requests_per_connection: None,
-            connect_to_set: false,
-            http2: false,
-            streams: 1,
-            tls: None,
-            shard: None,
-            start_at: None,
-            http1_client: Default::default(),
-        }
+        let mut plan = AttackPlan::new(RequestTemplate::get(url), addr, load, stop);
+        plan.timeout = Duration::from_secs(5);
+        plan.connect_timeout = Duration::from_secs(2);
+        plan.label = Some("test".into());
+        plan
     }
 
     pub(crate) fn closed(connections: u32) -> Load {
@@ -147,7 +124,11 @@ mod loops {
             (sent - 8_000.0).abs() <= 80.0,
             "8,000 ± 1% requests, sent {sent}"
         );
-        assert_eq!(t.intended, t.sent);
+        // Every due request was sent, or is counted as never sent (a machine that stalled
+        // at the window's end), or was still waiting for a connection at the end.
+        assert!(t.sent + t.unsent <= t.intended, "{t:?}");
+        assert!(t.intended <= t.sent + t.unsent + t.backlog, "{t:?}");
+        assert!(t.unsent <= 10, "{t:?}");
         assert_eq!(t.errors.len(), 0, "{:?}", t.errors);
         assert_eq!(run.latency.primary, LatencyKind::Response);
         let response = run.latency.response.as_ref().unwrap();
@@ -155,7 +136,11 @@ mod loops {
         // Response time from the intended send is never shorter than service time.
         assert!(response.moments.mean_ns >= run.latency.service.moments.mean_ns);
         let lag = run.latency.dispatch_lag.as_ref().unwrap();
-        assert_eq!(lag.moments.n, t.intended);
+        assert_eq!(
+            lag.moments.n,
+            t.intended - t.unsent,
+            "every dispatch has its lag"
+        );
         // Connections open on demand: a fast origin at 2,000/s needs a few (more after a stall
         // of the machine, when late requests go out together), never the cap of 1,000.
         assert!(
@@ -281,7 +266,7 @@ mod http1_clients {
         [Http1Client::Lean, Http1Client::Hyper].map(|client| {
             let origin = origin();
             let mut p = plan(origin.addr(), target, closed(2), count(n));
-            p.http1_client = client;
+            p.protocol = vload_engine::Protocol::Http1 { client };
             let run = attack(p);
             assert_eq!(run.totals.completed, n, "{client:?} {target}");
             assert!(
@@ -361,7 +346,9 @@ mod client_health {
         let mut p = plan(origin.addr(), "/", open(400_000.0, 50), secs(1.0));
         // hyper's client costs more per request than the origin does, so the client is
         // surely the limit; vload's lean client can outrun this origin on two shared cores.
-        p.http1_client = vload_engine::Http1Client::Hyper;
+        p.protocol = vload_engine::Protocol::Http1 {
+            client: vload_engine::Http1Client::Hyper,
+        };
         let run = attack(p);
         let h = &run.client_health;
         // Saturated, or (on a loaded machine, where the thread gets a share of a core) behind
@@ -446,7 +433,9 @@ mod client_health {
         let mut p = plan(origin.addr(), "/", closed(50), secs(1.5));
         // hyper's client costs more per request than the origin does: the client is the
         // limit (vload's lean client and the origin are close to even on two cores).
-        p.http1_client = vload_engine::Http1Client::Hyper;
+        p.protocol = vload_engine::Protocol::Http1 {
+            client: vload_engine::Http1Client::Hyper,
+        };
         let run = attack(p);
         let h = &run.client_health;
         let demand = h.max_thread_busy + h.max_thread_waiting.unwrap_or(0.0);
@@ -665,7 +654,7 @@ mod errors {
             });
             let mut p = plan(addr, "/", closed(1), count(1));
             p.timeout = Duration::from_millis(300);
-            p.http1_client = client;
+            p.protocol = vload_engine::Protocol::Http1 { client };
             let run = attack(p);
             server.join().unwrap();
             assert_eq!(kinds(&run), [ErrorKind::RequestTimeout], "{client:?}");
@@ -1214,8 +1203,7 @@ mod http2 {
     fn h2c_streams_share_each_connection() {
         let origin = origin();
         let mut p = plan(origin.addr(), "/h2?size=100", closed(2), count(400));
-        p.http2 = true;
-        p.streams = 4;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 4 };
         let run = attack(p);
         assert_eq!(run.totals.completed, 400);
         assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
@@ -1330,7 +1318,7 @@ mod http2 {
             run.totals.errors.keys().copied().collect()
         };
         let mut p = plan(h2_server(8, Behave::Reset), "/", closed(1), count(6));
-        p.http2 = true;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 1 };
         let run = attack(p);
         assert_eq!(
             kinds(&run),
@@ -1340,8 +1328,7 @@ mod http2 {
         );
 
         let mut p = plan(goaway_server(8), "/", closed(1), count(4));
-        p.http2 = true;
-        p.streams = 2;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 2 };
         let run = attack(p);
         assert_eq!(kinds(&run), [ErrorKind::Goaway], "{:?}", run.totals.errors);
 
@@ -1360,7 +1347,7 @@ mod http2 {
             }
         });
         let mut p = plan(addr, "/", closed(1), count(2));
-        p.http2 = true;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 1 };
         let run = attack(p);
         assert_eq!(
             kinds(&run),
@@ -1374,8 +1361,7 @@ mod http2 {
     fn h2c_open_loop_keeps_its_schedule() {
         let origin = origin();
         let mut p = plan(origin.addr(), "/", open(1_000.0, 20), secs(1.0));
-        p.http2 = true;
-        p.streams = 8;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 8 };
         let run = attack(p);
         assert!(
             (run.totals.completed as i64 - 1_000).abs() <= 10,
@@ -1490,8 +1476,7 @@ mod tls {
     fn http2_over_tls_by_alpn() {
         let (origin, ca) = tls_origin();
         let mut p = https_plan(&origin, Verify::CaFile(ca));
-        p.http2 = true;
-        p.streams = 4;
+        p.protocol = vload_engine::Protocol::Http2 { streams: 4 };
         let run = attack(p);
         assert_eq!(run.totals.completed, 50);
         assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);

@@ -2,6 +2,8 @@
 //! time of a watched process from `/proc` (`--watch-pid`), taken at the edges of the
 //! measured window.
 
+pub(crate) mod watch;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;

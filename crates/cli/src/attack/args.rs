@@ -1,0 +1,340 @@
+//! `vload attack`'s arguments as typed, and the plan they make against a URL.
+
+use std::net::{SocketAddr, ToSocketAddrs as _};
+
+use anyhow::{Context as _, bail};
+use http::Uri;
+use vload_engine::{AttackPlan, TlsOptions, Verify};
+
+use super::flags::{
+    ConnectionArgs, LoadArgs, OutputArgs, PickArg, RequestArgs, ServerArgs, TargetArgs,
+};
+
+/// Send load to a URL and report what happened.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct AttackArgs {
+    /// Target URL, http://host[:port]/path (default: where the targets point, or a built-in
+    /// origin on 127.0.0.1 started for this run).
+    pub(crate) url: Option<String>,
+    #[command(flatten, next_help_heading = "Load")]
+    pub(crate) load: LoadArgs,
+    #[command(flatten, next_help_heading = "Request")]
+    pub(crate) request: RequestArgs,
+    #[command(flatten, next_help_heading = "Targets")]
+    pub(crate) targets: TargetArgs,
+    #[command(flatten, next_help_heading = "Connection")]
+    pub(crate) connection: ConnectionArgs,
+    #[command(flatten, next_help_heading = "Output")]
+    pub(crate) output: OutputArgs,
+    #[command(flatten, next_help_heading = "Server")]
+    pub(crate) server: ServerArgs,
+}
+
+impl AttackArgs {
+    /// Validates the flags and builds the plan against `url`.
+    pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
+        let uri = parse_url(url)?;
+        let tls = self.tls(&uri)?;
+        let (connect_to, connect_to_set) = self.connect_address(&uri)?;
+        let random_pick = self.targets.pick == PickArg::Random;
+        let load = self.load.load(random_pick)?;
+        let (timeout, connect_timeout) = self.connection.timeouts()?;
+        let mut plan = AttackPlan::new(
+            self.request.request(uri)?,
+            connect_to,
+            load,
+            self.load.stop(self.targets.passes)?,
+        );
+        plan.warmup = self.load.warmup;
+        plan.timeout = timeout;
+        plan.connect_timeout = connect_timeout;
+        plan.threads = self.load.threads(connect_to)?;
+        plan.label = self.output.label.clone();
+        plan.hlog = self.output.hlog.clone();
+        plan.targets = self.targets.plan(self.load.seed)?;
+        plan.requests_per_connection = self.connection.requests_per_connection()?;
+        plan.connect_to_set = connect_to_set;
+        plan.protocol = self.connection.protocol(&load)?;
+        plan.tls = tls;
+        plan.shard = self.load.shard;
+        plan.start_at = self.load.start_at;
+        Ok(plan)
+    }
+
+    /// TLS for an https URL: its host as the server name, verified as asked.
+    fn tls(&self, uri: &Uri) -> anyhow::Result<Option<TlsOptions>> {
+        let c = &self.connection;
+        if uri.scheme_str() != Some("https") {
+            if c.insecure || c.cacert.is_some() {
+                bail!("--insecure and --cacert apply to https:// URLs");
+            }
+            return Ok(None);
+        }
+        Ok(Some(TlsOptions {
+            server_name: uri
+                .host()
+                .unwrap_or_default()
+                .trim_matches(['[', ']'])
+                .to_owned(),
+            verify: match (&c.cacert, c.insecure) {
+                (_, true) => Verify::Insecure,
+                (Some(path), false) => Verify::CaFile(path.clone()),
+                (None, false) => Verify::SystemRoots,
+            },
+        }))
+    }
+
+    /// Where connections go: --connect-to, a matching --resolve, or the URL's own address;
+    /// true when set by hand.
+    fn connect_address(&self, uri: &Uri) -> anyhow::Result<(SocketAddr, bool)> {
+        let c = &self.connection;
+        if let Some(to) = &c.connect_to {
+            let addr = to
+                .to_socket_addrs()
+                .with_context(|| format!("cannot resolve --connect-to '{to}': expected HOST:PORT"))?
+                .next()
+                .with_context(|| format!("--connect-to '{to}' has no address"))?;
+            if addr.port() == 0 {
+                bail!("--connect-to '{to}': port 0 is not a port (1 to 65535)");
+            }
+            return Ok((addr, true));
+        }
+        let authority = uri.authority().context("the URL names no host")?;
+        let key = format!("{}:{}", authority.host(), port_of(uri));
+        for entry in &c.resolve {
+            let bad = || {
+                anyhow::anyhow!(
+                    "invalid --resolve '{entry}': expected HOST:PORT:ADDR, e.g. www.example.com:80:127.0.0.1"
+                )
+            };
+            let (host_port, addr) = entry.rsplit_once(':').ok_or_else(bad)?;
+            let addr: std::net::IpAddr =
+                addr.trim_matches(['[', ']']).parse().map_err(|_| bad())?;
+            let port: u16 = host_port
+                .rsplit_once(':')
+                .and_then(|(_, p)| p.parse().ok())
+                .filter(|p| *p > 0)
+                .ok_or_else(bad)?;
+            if host_port == key {
+                return Ok((SocketAddr::new(addr, port), true));
+            }
+        }
+        Ok((resolve(uri)?, false))
+    }
+}
+
+/// The URL's port, or its scheme's.
+fn port_of(uri: &Uri) -> u16 {
+    uri.port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        })
+}
+
+/// Parses the target URL: http or https, a host, a port that is one.
+pub(crate) fn parse_url(url: &str) -> anyhow::Result<Uri> {
+    if !url.contains("://") {
+        bail!("invalid URL '{url}': no scheme: expected http://{url}");
+    }
+    let uri: Uri = url.parse().map_err(|e| {
+        anyhow::anyhow!("invalid URL '{url}': {e}: expected http://host[:port]/path")
+    })?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(other) => {
+            bail!("'{url}': unsupported scheme '{other}': expected http://host[:port]/path")
+        }
+        None => bail!("invalid URL '{url}': expected http://host[:port]/path"),
+    }
+    let Some(authority) = uri.authority() else {
+        bail!("invalid URL '{url}': no host: expected http://host[:port]/path")
+    };
+    // The http crate reads `:99999` as no port at all, which would attack port 80.
+    vload_engine::check_port(authority)
+        .map_err(|why| anyhow::anyhow!("invalid URL '{url}': {why}"))?;
+    Ok(uri)
+}
+
+/// The address of the URL's host.
+fn resolve(uri: &Uri) -> anyhow::Result<SocketAddr> {
+    let url = uri.to_string();
+    let host = uri
+        .host()
+        .context("the URL names no host")?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let addr = (host, port_of(uri))
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve host '{host}' of URL '{url}'"))?
+        .next()
+        .with_context(|| format!("host '{host}' of URL '{url}' has no address"))?;
+    Ok(addr)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use http::Method;
+    use vload_engine::{Arrival, Load, Stop};
+
+    use super::*;
+    use crate::Cli;
+    use crate::attack::flags::Rate;
+
+    const URL: &str = "http://127.0.0.1:9/";
+
+    fn args(extra: &[&str]) -> AttackArgs {
+        let argv = ["vload", "attack"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain([URL]);
+        Cli::try_parse_from(argv)
+            .expect("valid flags")
+            .attack()
+            .expect("attack subcommand")
+            .clone()
+    }
+
+    fn plan_error(extra: &[&str]) -> String {
+        args(extra).plan(URL).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn rate_accepts_suffixes() {
+        assert_eq!(
+            args(&["-r", "2k"]).load.rate,
+            Some(Rate::PerSecond(2_000.0))
+        );
+        assert_eq!(
+            args(&["--rate", "1200/m"]).load.rate,
+            Some(Rate::PerSecond(20.0))
+        );
+        assert_eq!(
+            args(&["--rate", "infinity"]).load.rate,
+            Some(Rate::Unlimited)
+        );
+    }
+
+    #[test]
+    fn no_rate_is_a_closed_loop_of_50_for_10s() {
+        let plan = args(&[]).plan(URL).unwrap();
+        assert_eq!(plan.load, Load::Closed { connections: 50 });
+        assert_eq!(
+            plan.stop,
+            Stop {
+                duration: Some(Duration::from_secs(10)),
+                requests: None
+            }
+        );
+        assert_eq!(plan.request.headers["host"], "127.0.0.1:9");
+    }
+
+    #[test]
+    fn rate_infinity_with_max_connections_is_a_closed_loop() {
+        let plan = args(&["--rate", "0", "--max-connections", "7"])
+            .plan(URL)
+            .unwrap();
+        assert_eq!(plan.load, Load::Closed { connections: 7 });
+    }
+
+    #[test]
+    fn open_loop_takes_rate_arrival_and_seed() {
+        let plan = args(&[
+            "-r",
+            "20k",
+            "--arrival",
+            "poisson",
+            "--seed",
+            "9",
+            "--max-connections",
+            "300",
+        ])
+        .plan(URL)
+        .unwrap();
+        assert_eq!(
+            plan.load,
+            Load::Open {
+                rate_per_s: 20_000.0,
+                arrival: Arrival::Poisson { seed: 9 },
+                max_connections: 300
+            }
+        );
+    }
+
+    #[test]
+    fn impossible_combinations_say_what_to_do() {
+        assert!(plan_error(&["-c", "10", "-r", "100"]).contains("--max-connections"));
+        assert!(plan_error(&["--max-connections", "10"]).contains("-c/--connections"));
+        assert!(plan_error(&["--arrival", "poisson"]).contains("--rate"));
+        assert!(plan_error(&["-r", "10", "--seed", "3"]).contains("--arrival poisson"));
+        assert!(plan_error(&["-d", "0s"]).contains("--duration"));
+        assert!(plan_error(&["-n", "0"]).contains("--requests"));
+        assert!(plan_error(&["-c", "0"]).contains("at least 1"));
+        assert!(plan_error(&["-t", "0"]).contains("--threads"));
+        assert!(plan_error(&["-m", "GE T"]).contains("invalid method"));
+        assert!(plan_error(&["--body-file", "/nonexistent/vload"]).contains("--body-file"));
+        assert!(
+            Cli::try_parse_from(["vload", "attack", "--body", "a", "--body-file", "b", URL])
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn bad_urls_name_the_url_and_the_fix() {
+        let a = args(&[]);
+        for (url, needle) in [
+            ("127.0.0.1:8080/", "expected http://"),
+            ("https://no-such-host.invalid/", "cannot resolve host"),
+            ("ftp://127.0.0.1/", "unsupported scheme"),
+            ("http://", "invalid URL"),
+            (
+                "http://no-such-host.invalid/",
+                "cannot resolve host 'no-such-host.invalid'",
+            ),
+        ] {
+            let e = format!("{:#}", a.plan(url).unwrap_err());
+            assert!(e.contains(needle), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn headers_body_and_host_override() {
+        let plan = args(&[
+            "-H",
+            "Host: example.test",
+            "-H",
+            "X-A: 1",
+            "-H",
+            "X-A: 2",
+            "-m",
+            "POST",
+            "--body",
+            "hi",
+        ])
+        .plan(URL)
+        .unwrap();
+        let h = &plan.request.headers;
+        assert_eq!(h["host"], "example.test");
+        assert_eq!(h.get_all("x-a").iter().count(), 2);
+        assert_eq!(plan.request.method, Method::POST);
+        assert_eq!(plan.request.body, Bytes::from_static(b"hi"));
+        assert_eq!(
+            plan.connect_to,
+            "127.0.0.1:9".parse::<SocketAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn loopback_targets_get_half_the_cores() {
+        let plan = args(&[]).plan(URL).unwrap();
+        assert_eq!(plan.threads, (vload_engine::available_cores() / 2).max(1));
+        assert_eq!(args(&["-t", "3"]).plan(URL).unwrap().threads, 3);
+    }
+}

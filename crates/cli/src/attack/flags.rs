@@ -1,0 +1,499 @@
+//! `vload attack`'s flags, in the groups `--help` shows them under; each group validates its
+//! own values and turns them into the engine's types.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use vload_engine::{
+    Arrival, Http1Client, Load, Pick, Protocol, RequestTemplate, Shard, Stop, TargetFormat,
+    TargetPlan, TargetSet,
+};
+
+use crate::parse;
+
+/// `--rate`: a number of requests per second, or unlimited.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Rate {
+    PerSecond(f64),
+    Unlimited,
+}
+
+fn rate_arg(text: &str) -> Result<Rate, String> {
+    Ok(parse::rate(text)?.map_or(Rate::Unlimited, Rate::PerSecond))
+}
+
+/// Open-loop arrival process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ArrivalArg {
+    /// Evenly spaced: request k at t0 + k / rate.
+    Constant,
+    /// Exponential gaps (a Poisson process), seeded by --seed.
+    Poisson,
+}
+
+/// Format of a --targets file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TargetsFormatArg {
+    /// vegeta's http format.
+    Http,
+    /// One JSON object a line.
+    Json,
+}
+
+/// How targets are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PickArg {
+    /// File order, looping.
+    Sequential,
+    /// At random, seeded by --seed.
+    Random,
+    /// File order; a --mix interleaves its lists deterministically by weight.
+    RoundRobin,
+}
+
+const DEFAULT_CONNECTIONS: u32 = 50;
+const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// More worker threads than this helps no machine (one per core is the most that does).
+const MAX_THREADS: u32 = 1024;
+/// HTTP/2 servers allow 100 to 1,000 streams on a connection (SETTINGS_MAX_CONCURRENT_STREAMS);
+/// beyond the server's figure, requests only wait inside vload.
+const MAX_STREAMS: u32 = 10_000;
+/// Streams in flight over all connections: each is a task with its request and buffers.
+const MAX_IN_FLIGHT: u64 = 1_000_000;
+/// The largest request body: one copy is shared by every request, but a wrong file (a disk
+/// image) should be refused, not read into memory.
+const MAX_BODY: u64 = 1 << 30;
+
+/// How much load, for how long.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct LoadArgs {
+    /// Connections in the closed loop, each with one request in flight (default: 50).
+    #[arg(short = 'c', long)]
+    pub(crate) connections: Option<u32>,
+    /// Requests per second for an open loop: 20000, 20k, 20000/s, 1200/m; infinity or 0 for a closed loop (default: closed loop).
+    #[arg(short = 'r', long, value_parser = rate_arg)]
+    pub(crate) rate: Option<Rate>,
+    /// Spacing of open-loop requests (default: constant).
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
+    pub(crate) arrival: ArrivalArg,
+    /// Seed of the Poisson arrival process and of --pick random; the same seed gives the same schedule (default: 1).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Most connections an open loop may open, or the connections of --rate infinity (default: 10000).
+    #[arg(long)]
+    pub(crate) max_connections: Option<u32>,
+    /// Measured duration after warm-up, e.g. 10s, 2m (default: 10s unless -n is given).
+    #[arg(short = 'd', long, value_parser = parse::duration)]
+    pub(crate) duration: Option<Duration>,
+    /// Total requests to send, warm-up included (default: unbounded, stop by duration).
+    #[arg(short = 'n', long)]
+    pub(crate) requests: Option<u64>,
+    /// Warm-up before the measured window, recorded in intervals but excluded from results (default: 0s).
+    #[arg(long, value_parser = parse::duration, default_value = "0s")]
+    pub(crate) warmup: Duration,
+    /// Worker threads (default: all cores, or half of them for a loopback target).
+    #[arg(short = 't', long)]
+    pub(crate) threads: Option<u32>,
+    /// Run shard I of N (0-based, e.g. 2/4): this process takes 1/N of the rate or connections
+    /// and every Nth target from I; `vload report` merges the shards' run files (default: none).
+    #[arg(long, value_name = "I/N", value_parser = parse::shard)]
+    pub(crate) shard: Option<Shard>,
+    /// Begin at this wall-clock time (RFC 3339, e.g. 2026-11-22T10:00:00Z), so that shards
+    /// started apart begin together (default: at once).
+    #[arg(long, value_name = "TIME", value_parser = parse::start_at)]
+    pub(crate) start_at: Option<std::time::SystemTime>,
+}
+
+impl LoadArgs {
+    /// The load model; `random_pick` says whether --seed also seeds a target pick.
+    pub(crate) fn load(&self, random_pick: bool) -> anyhow::Result<Load> {
+        let open = match self.rate {
+            Some(Rate::PerSecond(rate)) => Some(rate),
+            _ => None,
+        };
+        if open.is_some() && self.connections.is_some() {
+            bail!(
+                "-c/--connections sets a closed loop: with --rate, cap connections with --max-connections"
+            );
+        }
+        if open.is_none() && self.rate.is_none() && self.max_connections.is_some() {
+            bail!("--max-connections applies to --rate: for a closed loop use -c/--connections");
+        }
+        if open.is_none() && self.arrival == ArrivalArg::Poisson {
+            bail!("--arrival poisson shapes an open loop: give a --rate too");
+        }
+        if self.seed.is_some() && self.arrival != ArrivalArg::Poisson && !random_pick {
+            bail!("--seed needs --arrival poisson or --pick random (nothing else is random)");
+        }
+        let load = match open {
+            Some(rate_per_s) => Load::Open {
+                rate_per_s,
+                arrival: match self.arrival {
+                    ArrivalArg::Constant => Arrival::Constant,
+                    ArrivalArg::Poisson => Arrival::Poisson {
+                        seed: self.seed.unwrap_or(1),
+                    },
+                },
+                max_connections: self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+            },
+            None => Load::Closed {
+                connections: self
+                    .connections
+                    .or(self.max_connections)
+                    .unwrap_or(DEFAULT_CONNECTIONS),
+            },
+        };
+        if connections(&load) == 0 {
+            bail!("connections must be at least 1");
+        }
+        Ok(load)
+    }
+
+    /// When the attack ends; `passes` (a walk over a list) bounds it instead of a duration.
+    pub(crate) fn stop(&self, passes: Option<u64>) -> anyhow::Result<Stop> {
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            bail!("--duration must be longer than 0s");
+        }
+        if self.requests == Some(0) {
+            bail!("--requests must be at least 1");
+        }
+        if passes == Some(0) {
+            bail!("--passes must be at least 1");
+        }
+        let duration = match (self.duration, self.requests, passes) {
+            (None, None, None) => Some(DEFAULT_DURATION),
+            (d, _, _) => d,
+        };
+        Ok(Stop {
+            duration,
+            requests: self.requests,
+        })
+    }
+
+    /// Worker threads: as asked, or the default for where the load goes.
+    pub(crate) fn threads(&self, connect_to: std::net::SocketAddr) -> anyhow::Result<u32> {
+        match self.threads {
+            Some(0) => bail!("--threads must be at least 1"),
+            Some(t) if t > MAX_THREADS => bail!(
+                "--threads {t} is more than vload runs ({MAX_THREADS}): one thread per core is the most that helps"
+            ),
+            Some(t) => Ok(t),
+            None => Ok(vload_engine::AttackPlan::default_threads(
+                connect_to,
+                vload_engine::available_cores(),
+            )),
+        }
+    }
+}
+
+/// Connections (closed loop) or the cap on them (open loop).
+fn connections(load: &Load) -> u32 {
+    match *load {
+        Load::Closed { connections } => connections,
+        Load::Open {
+            max_connections, ..
+        } => max_connections,
+    }
+}
+
+/// What each request is.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RequestArgs {
+    /// Request method (default: GET).
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub(crate) method: String,
+    /// Request header 'Name: value'; repeatable (default: Host from the URL).
+    #[arg(short = 'H', long = "header", value_parser = parse::header)]
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    /// Request body (default: none).
+    #[arg(long, conflicts_with = "body_file")]
+    pub(crate) body: Option<String>,
+    /// Request body read from a file (default: none).
+    #[arg(long)]
+    pub(crate) body_file: Option<PathBuf>,
+}
+
+impl RequestArgs {
+    /// The request against `url`: Host from the URL unless given, the body, its type.
+    pub(crate) fn request(&self, url: Uri) -> anyhow::Result<RequestTemplate> {
+        let method = Method::from_bytes(self.method.as_bytes()).map_err(|_| {
+            anyhow::anyhow!(
+                "invalid method '{}' for -m/--method: expected a token like GET or POST",
+                self.method
+            )
+        })?;
+        let mut headers = HeaderMap::new();
+        let authority = url.authority().context("the URL names no host")?.as_str();
+        headers.insert(
+            http::header::HOST,
+            HeaderValue::from_str(authority).context("URL host is not a valid Host header")?,
+        );
+        for (name, value) in &self.headers {
+            if name == http::header::HOST {
+                headers.insert(name.clone(), value.clone());
+            } else {
+                headers.append(name.clone(), value.clone());
+            }
+        }
+        let body = match (&self.body, &self.body_file) {
+            (Some(text), _) => Bytes::from(text.clone()),
+            (None, Some(path)) => {
+                Bytes::from(crate::output::read_bounded(path, MAX_BODY, "--body-file")?)
+            }
+            (None, None) => Bytes::new(),
+        };
+        if !body.is_empty() && !headers.contains_key(http::header::CONTENT_TYPE) {
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+        }
+        Ok(RequestTemplate {
+            url,
+            method,
+            headers,
+            body,
+        })
+    }
+}
+
+/// Where requests come from, besides the URL.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct TargetArgs {
+    /// Targets in vegeta's http format, or JSON lines with --targets-format json (default: the URL alone).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["urls", "replay_log", "mix"])]
+    pub(crate) targets: Option<PathBuf>,
+    /// Format of --targets: http (vegeta's) or json (one object a line) (default: json for .json/.jsonl, else http).
+    #[arg(long, value_enum)]
+    pub(crate) targets_format: Option<TargetsFormatArg>,
+    /// URLs or paths, one a line; paths resolve against the URL (default: the URL alone).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay_log", "mix"])]
+    pub(crate) urls: Option<PathBuf>,
+    /// Replay the GET and HEAD requests of an NCSA combined or varnishncsa log (default: none).
+    #[arg(long, value_name = "FILE", conflicts_with = "mix")]
+    pub(crate) replay_log: Option<PathBuf>,
+    /// URL lists mixed by weight, e.g. hot.txt:90,crawl.txt:10 (default: none).
+    #[arg(long, value_name = "FILE:WEIGHT,...")]
+    pub(crate) mix: Option<String>,
+    /// How targets are chosen: sequential (file order), random (seeded), round-robin (default: sequential).
+    #[arg(long, value_enum, default_value_t = PickArg::Sequential)]
+    pub(crate) pick: PickArg,
+    /// Walk the list this many times, then stop (default: loop until the duration ends).
+    #[arg(long, conflicts_with = "requests")]
+    pub(crate) passes: Option<u64>,
+    /// Count malformed target or log lines instead of refusing the file (default: refuse).
+    #[arg(long)]
+    pub(crate) skip_bad_lines: bool,
+}
+
+impl TargetArgs {
+    /// The target files, if any, and how to walk them; `seed` seeds a random pick.
+    pub(crate) fn plan(&self, seed: Option<u64>) -> anyhow::Result<Option<TargetPlan>> {
+        let Some(sets) = self.sets()? else {
+            if self.passes.is_some()
+                || self.skip_bad_lines
+                || self.pick != PickArg::Sequential
+                || self.targets_format.is_some()
+            {
+                bail!(
+                    "--passes, --pick, --skip-bad-lines and --targets-format need target files: --urls, --targets, --replay-log or --mix"
+                );
+            }
+            return Ok(None);
+        };
+        let pick = match self.pick {
+            PickArg::Sequential => Pick::Sequential,
+            PickArg::Random => Pick::Random {
+                seed: seed.unwrap_or(1),
+            },
+            PickArg::RoundRobin => Pick::RoundRobin,
+        };
+        if self.passes.is_some() && (sets.len() > 1 || self.pick == PickArg::Random) {
+            bail!(
+                "--passes walks one list in order: it does not combine with --mix or --pick random"
+            );
+        }
+        Ok(Some(TargetPlan {
+            sets,
+            pick,
+            passes: self.passes,
+            skip_bad_lines: self.skip_bad_lines,
+        }))
+    }
+
+    fn sets(&self) -> anyhow::Result<Option<Vec<TargetSet>>> {
+        let set = |path: &PathBuf, format| TargetSet {
+            path: path.clone(),
+            format,
+            weight: 1,
+        };
+        Ok(Some(if let Some(path) = &self.targets {
+            let json = path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "jsonl");
+            let format = match self.targets_format {
+                Some(TargetsFormatArg::Json) => TargetFormat::JsonLines,
+                Some(TargetsFormatArg::Http) => TargetFormat::Vegeta,
+                None if json => TargetFormat::JsonLines,
+                None => TargetFormat::Vegeta,
+            };
+            vec![set(path, format)]
+        } else if let Some(path) = &self.urls {
+            vec![set(path, TargetFormat::Urls)]
+        } else if let Some(path) = &self.replay_log {
+            vec![set(path, TargetFormat::Log)]
+        } else if let Some(mix) = &self.mix {
+            parse_mix(mix)?
+        } else {
+            return Ok(None);
+        }))
+    }
+
+    /// The flag that named the targets, for messages.
+    pub(crate) fn flag(&self) -> &'static str {
+        match (&self.targets, &self.urls, &self.replay_log) {
+            (Some(_), _, _) => "--targets FILE",
+            (_, Some(_), _) => "--urls FILE",
+            (_, _, Some(_)) => "--replay-log FILE",
+            _ => "--mix FILES",
+        }
+    }
+}
+
+/// `hot.txt:90,crawl.txt:10`.
+fn parse_mix(text: &str) -> anyhow::Result<Vec<TargetSet>> {
+    text.split(',')
+        .map(|part| {
+            let (path, weight) = part.rsplit_once(':').ok_or_else(|| {
+                anyhow::anyhow!("invalid --mix part '{part}': expected FILE:WEIGHT")
+            })?;
+            let weight: u32 = weight.parse().ok().filter(|w| *w > 0).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "invalid weight '{weight}' in --mix: expected a whole number above 0"
+                )
+            })?;
+            Ok(TargetSet {
+                path: PathBuf::from(path),
+                format: TargetFormat::Urls,
+                weight,
+            })
+        })
+        .collect()
+}
+
+/// How connections are made and what they speak.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ConnectionArgs {
+    /// Send every request to HOST:PORT, keeping each target's Host header and TLS SNI (default: the URL's host).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(crate) connect_to: Option<String>,
+    /// Resolve HOST:PORT to ADDR, as curl does, e.g. www.example.com:80:127.0.0.1 (repeatable).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub(crate) resolve: Vec<String>,
+    /// Speak HTTP/2: prior knowledge (h2c) for http://, ALPN for https:// (default: HTTP/1.1).
+    #[arg(long)]
+    pub(crate) http2: bool,
+    /// HTTP/2 streams in flight on each connection (default: 1).
+    #[arg(long, value_name = "N")]
+    pub(crate) streams: Option<u32>,
+    /// HTTP/1.1 client: vload's lean one, or hyper's for comparison (default: lean).
+    #[arg(long, value_name = "lean|hyper", value_parser = parse::http1_client, default_value = "lean")]
+    pub(crate) http1_client: Http1Client,
+    /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
+    #[arg(long, value_name = "N")]
+    pub(crate) requests_per_connection: Option<u32>,
+    /// A request without a complete response by then fails and is recorded at this value (default: 30s).
+    #[arg(long, value_parser = parse::duration, default_value = "30s")]
+    pub(crate) timeout: Duration,
+    /// A connection attempt fails after this long (default: 10s).
+    #[arg(long, value_parser = parse::duration, default_value = "10s")]
+    pub(crate) connect_timeout: Duration,
+    /// Skip the check of the server's TLS certificate (default: verify against the system's roots).
+    #[arg(long, conflicts_with = "cacert")]
+    pub(crate) insecure: bool,
+    /// Trust only the CA certificates in this PEM file for https (default: the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) cacert: Option<PathBuf>,
+}
+
+impl ConnectionArgs {
+    /// The protocol, with `--streams` bounded by what a server and this process can hold.
+    pub(crate) fn protocol(&self, load: &Load) -> anyhow::Result<Protocol> {
+        let streams = match (self.http2, self.streams) {
+            (_, Some(0)) => bail!("--streams must be at least 1"),
+            (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
+            (_, Some(n)) if n > MAX_STREAMS => bail!(
+                "--streams {n} is more than any HTTP/2 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
+            ),
+            (_, n) => n.unwrap_or(1),
+        };
+        let connections = connections(load);
+        let in_flight = u64::from(connections) * u64::from(streams);
+        if in_flight > MAX_IN_FLIGHT {
+            bail!(
+                "{connections} connections x {streams} streams is {in_flight} requests in flight, more than vload holds ({MAX_IN_FLIGHT}): lower -c/--max-connections or --streams"
+            );
+        }
+        Ok(if self.http2 {
+            Protocol::Http2 { streams }
+        } else {
+            Protocol::Http1 {
+                client: self.http1_client,
+            }
+        })
+    }
+
+    /// The timeouts, each longer than zero.
+    pub(crate) fn timeouts(&self) -> anyhow::Result<(Duration, Duration)> {
+        for (value, flag) in [
+            (self.timeout, "--timeout"),
+            (self.connect_timeout, "--connect-timeout"),
+        ] {
+            if value.is_zero() {
+                bail!("{flag} must be longer than 0s");
+            }
+        }
+        Ok((self.timeout, self.connect_timeout))
+    }
+
+    pub(crate) fn requests_per_connection(&self) -> anyhow::Result<Option<u32>> {
+        match self.requests_per_connection {
+            Some(0) => bail!("--requests-per-connection must be at least 1"),
+            n => Ok(n),
+        }
+    }
+}
+
+/// Where the results go.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct OutputArgs {
+    /// Write the run file (JSON) here: atomically for a file, in place for a FIFO or device (default: none).
+    #[arg(short = 'o', long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Label stored in the run file, e.g. x86_64 (default: none).
+    #[arg(long)]
+    pub(crate) label: Option<String>,
+    /// Also write an HdrHistogram interval log (.hlog) here (default: none).
+    #[arg(long)]
+    pub(crate) hlog: Option<PathBuf>,
+    /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
+    #[arg(long)]
+    pub(crate) no_progress: bool,
+}
+
+/// The server's own account of the run.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServerArgs {
+    /// Keep the server's own counters over the measured window: varnish or varnish:NAME
+    /// (varnishstat -j -n NAME at the window's edges) (default: none).
+    #[arg(long, value_name = "varnish[:NAME]")]
+    pub(crate) server_stats: Option<crate::server::ServerStats>,
+    /// Record this server process's CPU time (and its descendants') per interval, for server
+    /// CPU per request (default: none).
+    #[arg(long, value_name = "PID")]
+    pub(crate) watch_pid: Option<u32>,
+}

@@ -1,0 +1,161 @@
+//! `vload attack`: where the load goes, the plan, and running it.
+
+pub(crate) mod args;
+pub(crate) mod flags;
+
+use std::io::IsTerminal as _;
+
+use anyhow::{Context as _, bail};
+use vload_engine::{AttackPlan, Interrupt, Observer, Progress};
+use vload_schema::RunFile;
+
+pub(crate) use args::AttackArgs;
+
+use crate::output::Destination;
+use crate::progress::ProgressLine;
+use crate::server::watch::ServerWatch;
+
+/// What `vload attack` did: the run, where it goes, and the signal that ended it early.
+pub(crate) struct Attack {
+    pub(crate) run: RunFile,
+    pub(crate) output: Option<Destination>,
+    pub(crate) signal: Option<i32>,
+}
+
+/// Where the load goes when no URL is given: the URL of the first absolute target (so a
+/// vegeta user's `--targets` file is sent where it says), the --connect-to address, or, when
+/// nothing names a server, the built-in origin.
+enum Aim {
+    Url(String),
+    BuiltIn,
+}
+
+impl AttackArgs {
+    fn aim(&self) -> anyhow::Result<Aim> {
+        if let Some(url) = &self.url {
+            return Ok(Aim::Url(url.clone()));
+        }
+        let connect_to = &self.connection.connect_to;
+        let Some(targets) = self.targets.plan(self.load.seed)? else {
+            return Ok(match connect_to {
+                Some(to) => Aim::Url(format!("http://{to}/")),
+                None => Aim::BuiltIn,
+            });
+        };
+        let summary = targets.validate().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let files = targets
+            .sets
+            .iter()
+            .map(|s| format!("'{}'", s.path.display()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let origin = match (&summary.first_origin, summary.paths, connect_to) {
+            (Some(origin), 0, _) | (Some(origin), _, Some(_)) => origin.clone(),
+            (Some(_), paths, None) => bail!(
+                "{files} holds both absolute URLs and {paths} paths, and no URL was given for the paths: give the URL they resolve against, e.g. vload attack {} http://host:port/",
+                self.targets.flag()
+            ),
+            (None, _, Some(to)) => format!("http://{to}"),
+            (None, _, None) => return Ok(Aim::BuiltIn),
+        };
+        if summary.schemes.0 > 0 && summary.schemes.1 > 0 {
+            bail!(
+                "{files} mixes http:// and https:// URLs and no URL was given: vload speaks one of them per attack; give the URL, e.g. vload attack {} https://host/",
+                self.targets.flag()
+            );
+        }
+        Ok(Aim::Url(format!("{origin}/")))
+    }
+}
+
+/// Runs `vload attack` up to its run file, which the caller writes after the report.
+pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
+    // First, so that a Ctrl-C while files are read ends vload cleanly.
+    let interrupt = Interrupt::new();
+    let signals =
+        crate::signals::watch(interrupt.clone()).context("cannot install signal handlers")?;
+    let output = args
+        .output
+        .output
+        .as_deref()
+        .map(|path| crate::output::check(path, "run file"))
+        .transpose()?;
+    // No URL and nothing naming a server: the built-in origin, on its own thread, alive
+    // until the attack ends.
+    let (url, origin) = match args.aim()? {
+        Aim::Url(url) => (url, None),
+        Aim::BuiltIn => {
+            let origin = vload_origin::spawn(vload_origin::OriginConfig {
+                threads: Some(1),
+                ..vload_origin::OriginConfig::loopback()
+            })
+            .context("cannot start the built-in origin")?;
+            (origin.url(), Some(origin))
+        }
+    };
+    let mut plan = args.plan(&url)?;
+    // The built-in origin answers any Host: targets naming other hosts all go to it.
+    plan.connect_to_set |= origin.is_some();
+    announce(&plan, origin.is_some(), args.url.is_none());
+    let mut progress =
+        ProgressLine::new(!args.output.no_progress && std::io::stderr().is_terminal());
+    // The server's counters before anything is sent: a wrong name fails here, not after.
+    let mut watch = ServerWatch::start(&args.server, &plan)?;
+    let result = vload_engine::run(plan, &mut Observers(&mut progress, &mut watch), &interrupt);
+    progress.clear();
+    let mut run = result?;
+    watch.finish(&mut run);
+    drop(origin);
+    Ok(Attack {
+        run,
+        output,
+        signal: signals.received(),
+    })
+}
+
+/// Two observers of one attack.
+struct Observers<'a>(&'a mut ProgressLine, &'a mut ServerWatch);
+
+impl Observer for Observers<'_> {
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that part of the output is lost"
+    )]
+    fn on_warning(&mut self, warning: &str) {
+        self.0.clear();
+        eprintln!("vload: warning: {}", vload_analyze::units::clean(warning));
+    }
+
+    fn on_interval(&mut self, p: &Progress) {
+        self.1.on_interval(p);
+        self.0.on_interval(p);
+    }
+}
+
+#[allow(clippy::print_stderr, reason = "the cli's own status line")]
+fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
+    let target = vload_analyze::units::clean(&plan.request.url.to_string()).into_owned();
+    let origin = match (builtin, from_targets) {
+        (true, _) => " (the built-in origin: no URL given, and nothing names a server)",
+        (false, true) => " (no URL given: where the targets and --connect-to point)",
+        (false, false) => "",
+    };
+    let why = if plan.connect_to.ip().is_loopback()
+        && plan.threads * 2 <= vload_engine::available_cores()
+    {
+        " (loopback target: the other cores are left to the server)"
+    } else {
+        ""
+    };
+    let threads = format!(
+        "{} thread{}",
+        plan.threads,
+        if plan.threads == 1 { "" } else { "s" }
+    );
+    let address = if plan.connect_to_set && !builtin {
+        format!(" at {}", plan.connect_to)
+    } else {
+        String::new()
+    };
+    eprintln!("vload: attacking {target}{address}{origin} with {threads}{why}");
+}

@@ -1,0 +1,308 @@
+//! The run file of a finished attack, assembled from what the workers and the collector
+//! recorded and the facts of the run.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant, SystemTime};
+
+use vload_schema::{
+    CacheCounts, CacheSources, ErrorCount, ErrorKind, HistogramSettings, Latency, LatencyKind,
+    Mode, RunFile, SCHEMA_VERSION, Totals, Window,
+};
+
+use crate::collect::{Collected, record_of};
+use crate::env;
+use crate::health::{HealthInputs, assess};
+use crate::plan::{Arrival, AttackPlan, Load};
+use crate::record::{Distribution, IntervalStats};
+use crate::run::FD_MARGIN;
+use crate::targets::{Pick, TargetPlan, TargetSummary};
+use crate::tls::Verify;
+use crate::worker::WorkerSummary;
+
+/// Facts about a finished run that the run file records.
+pub(crate) struct RunContext {
+    pub(crate) t0: Instant,
+    pub(crate) started_at: SystemTime,
+    pub(crate) collector_cpu: Duration,
+    pub(crate) fd_limit: u64,
+    pub(crate) interrupted: bool,
+    pub(crate) targets: Option<TargetSummary>,
+}
+
+/// The run file of an attack.
+pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) -> RunFile {
+    let open = plan.is_open_loop();
+    let t = &c.totals;
+    let latest =
+        |at: fn(&WorkerSummary) -> Instant| c.summaries.iter().map(at).max().unwrap_or(context.t0);
+    let (attack_end, end) = (latest(|s| s.attack_end), latest(|s| s.end));
+    let backlog = c.summaries.iter().map(|s| s.backlog).sum();
+    RunFile {
+        schema_version: SCHEMA_VERSION,
+        vload_version: env!("CARGO_PKG_VERSION").to_owned(),
+        run_id: env::run_id(context.started_at),
+        label: plan.label.clone(),
+        started_at: env::rfc3339(context.started_at),
+        interrupted: context.interrupted,
+        environment: env::environment(),
+        plan: plan_record(plan, context.targets.as_ref()),
+        workload_hash: env::workload_hash(plan, context.targets.as_ref().map(|t| &t.hash)),
+        window: window(plan, context, attack_end, end),
+        totals: totals(t, open, errors(&c), backlog),
+        latency: latency(t, open),
+        cache: CacheCounts {
+            hit: t.cache[0],
+            miss: t.cache[1],
+            unknown: t.cache[2],
+            by_source: CacheSources {
+                x_varnish: t.cache_sources[0],
+                x_cache: t.cache_sources[1],
+                age: t.cache_sources[2],
+            },
+        },
+        client_health: health(plan, &c, context, end),
+        intervals: c.intervals,
+        server: None,
+    }
+}
+
+fn window(plan: &AttackPlan, context: &RunContext, attack_end: Instant, end: Instant) -> Window {
+    let t0 = context.t0;
+    let sending_s = attack_end.saturating_duration_since(t0).as_secs_f64();
+    let warmup_s = plan.warmup.as_secs_f64().min(sending_s);
+    Window {
+        warmup_s,
+        measured_s: (sending_s - warmup_s).max(0.0),
+        wait_s: end.saturating_duration_since(attack_end).as_secs_f64(),
+        start_offset_s: plan
+            .start_at
+            .map(|at| match context.started_at.duration_since(at) {
+                Ok(late) => late.as_secs_f64(),
+                Err(early) => -early.duration().as_secs_f64(),
+            }),
+    }
+}
+
+/// The errors by kind, each with the first message a worker saw.
+fn errors(c: &Collected) -> BTreeMap<ErrorKind, ErrorCount> {
+    c.totals
+        .errors_by_kind()
+        .map(|(kind, count)| {
+            let sample = c
+                .summaries
+                .iter()
+                .flat_map(|s| &s.samples)
+                .find(|(k, _)| *k == kind)
+                .map(|(_, m)| m.clone());
+            (
+                kind,
+                ErrorCount {
+                    count,
+                    sample: sample.unwrap_or_default(),
+                },
+            )
+        })
+        .collect()
+}
+
+fn totals(
+    t: &IntervalStats,
+    open: bool,
+    errors: BTreeMap<ErrorKind, ErrorCount>,
+    backlog: u64,
+) -> Totals {
+    Totals {
+        intended: if open { t.intended } else { t.sent },
+        sent: t.sent,
+        completed: t.completed,
+        status_codes: t.status_codes().collect(),
+        errors,
+        bytes_in: t.bytes_in,
+        bytes_out: t.bytes_out,
+        connections_opened: t.connections_opened,
+        late_sends: t.late_sends,
+        backlog,
+        out_of_range: t.response.out_of_range + t.service.out_of_range,
+        unsent: t.unsent,
+        queued: t.queued,
+    }
+}
+
+fn latency(t: &IntervalStats, open: bool) -> Latency {
+    let some = |d: &Distribution| (d.moments.n > 0).then(|| record_of(d));
+    Latency {
+        primary: if open {
+            LatencyKind::Response
+        } else {
+            LatencyKind::Service
+        },
+        response: open.then(|| record_of(&t.response)),
+        service: record_of(&t.service),
+        dispatch_lag: open.then(|| record_of(&t.dispatch_lag)),
+        hiccup: record_of(&t.hiccup),
+        hit: some(&t.hit),
+        miss: some(&t.miss),
+        tls_handshake: some(&t.tls_handshake),
+        queue_wait: some(&t.queue_wait),
+    }
+}
+
+/// A quantile of a distribution, within its exact extremes; `None` when it is empty.
+fn quantile(d: &Distribution, q: f64) -> Option<u64> {
+    (!d.histogram.is_empty()).then(|| d.moments.clamp(d.histogram.value_at_quantile(q)))
+}
+
+fn health(
+    plan: &AttackPlan,
+    c: &Collected,
+    context: &RunContext,
+    end: Instant,
+) -> vload_schema::ClientHealth {
+    let t = &c.totals;
+    let open = plan.is_open_loop();
+    let wall_s = end.saturating_duration_since(context.t0).as_secs_f64();
+    let cpu_s: f64 = c.summaries.iter().map(|s| s.cpu.as_secs_f64()).sum();
+    // The thread that idled least: busy on a CPU, or runnable and waiting for one.
+    let (busiest, waiting) = c
+        .summaries
+        .iter()
+        .map(|s| (s.cpu.as_secs_f64(), s.waiting.as_secs_f64()))
+        .max_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)))
+        .unwrap_or((0.0, 0.0));
+    let share = |seconds: f64| {
+        if wall_s > 0.0 {
+            (seconds / wall_s).min(1.0)
+        } else {
+            0.0
+        }
+    };
+    assess(&HealthInputs {
+        cpu_s: cpu_s + context.collector_cpu.as_secs_f64(),
+        wall_s,
+        cores: env::cores(),
+        max_thread_busy: share(busiest),
+        max_thread_waiting: Some(share(waiting)),
+        open_loop: open,
+        intended: t.intended,
+        late_sends: t.late_sends,
+        unsent: t.unsent,
+        dispatch_lag_p99_ns: if open {
+            quantile(&t.dispatch_lag, 0.99)
+        } else {
+            None
+        },
+        hiccup_p99_ns: quantile(&t.hiccup, 0.99),
+        service_p50_ns: quantile(&t.service, 0.5),
+        queued: t.queued,
+        queue_wait_p99_ns: quantile(&t.queue_wait, 0.99),
+        max_connections: plan.own_connections(),
+        client_limit_errors: t
+            .errors_by_kind()
+            .filter(|(k, _)| *k == ErrorKind::ClientLimit)
+            .map(|(_, n)| n)
+            .sum(),
+        fd_limit: context.fd_limit,
+        fd_needed: u64::from(plan.own_connections()) + FD_MARGIN,
+    })
+}
+
+fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_schema::Plan {
+    let (mode, rate_per_s, arrival, seed) = match plan.load {
+        Load::Closed { .. } => (Mode::Closed, None, vload_schema::Arrival::Constant, None),
+        Load::Open {
+            rate_per_s,
+            arrival,
+            ..
+        } => match arrival {
+            Arrival::Constant => (
+                Mode::Open,
+                Some(rate_per_s),
+                vload_schema::Arrival::Constant,
+                None,
+            ),
+            Arrival::Poisson { seed } => (
+                Mode::Open,
+                Some(rate_per_s),
+                vload_schema::Arrival::Poisson,
+                Some(seed),
+            ),
+        },
+    };
+    let request = &plan.request;
+    vload_schema::Plan {
+        mode,
+        target: request.url.to_string(),
+        method: request.method.to_string(),
+        headers: request
+            .headers
+            .iter()
+            .map(|(n, v)| vload_schema::Header {
+                name: n.to_string(),
+                value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            })
+            .collect(),
+        body_bytes: request.body.len() as u64,
+        connections: plan.connections(),
+        rate_per_s,
+        arrival,
+        seed,
+        duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),
+        requests: plan.stop.requests,
+        warmup_s: plan.warmup.as_secs_f64(),
+        timeout_s: plan.timeout.as_secs_f64(),
+        connect_timeout_s: plan.connect_timeout.as_secs_f64(),
+        http_version: plan.protocol.version().to_owned(),
+        threads: plan.threads.min(plan.own_connections()),
+        histogram: HistogramSettings::default(),
+        targets: plan
+            .targets
+            .as_ref()
+            .zip(targets)
+            .map(|(tp, summary)| targets_record(tp, summary)),
+        connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
+        server_address: Some(plan.connect_to.to_string()),
+        requests_per_connection: plan.requests_per_connection,
+        streams: plan.protocol.is_http2().then_some(plan.protocol.streams()),
+        tls: plan.tls.as_ref().map(|t| vload_schema::TlsRecord {
+            server_name: t.server_name.clone(),
+            verify: match &t.verify {
+                Verify::SystemRoots => "system roots".to_owned(),
+                Verify::CaFile(path) => format!("ca file {}", path.display()),
+                Verify::Insecure => "insecure (not verified)".to_owned(),
+            },
+        }),
+        shard: plan.shard.map(|s| vload_schema::ShardRecord {
+            index: s.index,
+            count: s.count,
+            connections: plan.own_connections(),
+            rate_per_s: rate_per_s.map(|r| r / f64::from(s.count)),
+        }),
+        start_at: plan.start_at.map(env::rfc3339),
+    }
+}
+
+fn targets_record(plan: &TargetPlan, summary: &TargetSummary) -> vload_schema::TargetsRecord {
+    let (pick, seed) = match plan.pick {
+        Pick::Sequential => ("sequential", None),
+        Pick::Random { seed } => ("random", Some(seed)),
+        Pick::RoundRobin => ("round_robin", None),
+    };
+    vload_schema::TargetsRecord {
+        pick: pick.to_owned(),
+        seed,
+        passes: plan.passes,
+        sets: plan
+            .sets
+            .iter()
+            .zip(&summary.sets)
+            .map(|(set, found)| vload_schema::TargetSetRecord {
+                file: set.path.display().to_string(),
+                format: set.format.as_str().to_owned(),
+                weight: set.weight,
+                targets: found.targets,
+                lines_skipped: found.skipped,
+                other_methods: found.other_methods,
+            })
+            .collect(),
+    }
+}

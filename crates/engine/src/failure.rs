@@ -1,0 +1,25 @@
+//! A failed request: its kind, chosen by error type (never by message text), and a message.
+
+use vload_schema::ErrorKind;
+
+/// A failed request: its kind and a message for a human.
+pub(crate) type Failure = (ErrorKind, String);
+
+/// The kind of an I/O error on an established connection: the peer reset or closed it, or
+/// (once the response head is in) the body broke off.
+pub(crate) fn io_kind(error: &std::io::Error, in_body: bool) -> ErrorKind {
+    use std::io::ErrorKind as Io;
+    match error.kind() {
+        Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => ErrorKind::Reset,
+        _ if in_body => ErrorKind::Body,
+        _ => ErrorKind::Reset,
+    }
+}
+
+/// Out of file descriptors, local ports or buffers: the client machine's limit.
+pub(crate) fn is_client_limit(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::EADDRNOTAVAIL | libc::ENOBUFS | libc::ENOMEM)
+    )
+}

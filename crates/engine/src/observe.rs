@@ -1,0 +1,76 @@
+//! Watching and stopping an attack from outside: [`Observer`] sees every interval,
+//! [`Interrupt`] ends the attack early.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+/// Live state of an attack, once per interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Time since the attack began.
+    pub elapsed: Duration,
+    /// Planned length, warm-up included, if bounded by time.
+    pub planned: Option<Duration>,
+    /// True during the warm-up.
+    pub warmup: bool,
+    /// Requests completed so far (warm-up included).
+    pub completed: u64,
+    /// Failed requests so far.
+    pub errors: u64,
+    /// Requests completed in the last interval, per second.
+    pub rate_per_s: f64,
+    /// Median of the primary latency so far, in ns.
+    pub p50_ns: Option<u64>,
+    /// 99th percentile of the primary latency so far, in ns.
+    pub p99_ns: Option<u64>,
+}
+
+/// Sees an attack as it runs. The cli draws its progress line from this.
+pub trait Observer {
+    /// Called once per finished interval, in order, on the thread that called [`run`](crate::run).
+    fn on_interval(&mut self, progress: &Progress);
+
+    /// Called when something the user asked for failed without ending the attack (the
+    /// interval log could not be written), with one sentence saying what.
+    fn on_warning(&mut self, _warning: &str) {}
+}
+
+/// No observer.
+impl Observer for () {
+    fn on_interval(&mut self, _: &Progress) {}
+}
+
+/// Ends an attack early (Ctrl-C): dispatching stops, in-flight requests get one second,
+/// and [`run`](crate::run) returns the results so far with `interrupted: true`.
+#[derive(Debug, Clone)]
+pub struct Interrupt(Arc<watch::Sender<bool>>);
+
+impl Interrupt {
+    /// A trigger that has not fired.
+    pub fn new() -> Self {
+        Interrupt(Arc::new(watch::channel(false).0))
+    }
+
+    /// Fires the trigger; safe from any thread, any number of times.
+    pub fn trigger(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// True once fired.
+    pub fn is_triggered(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// A receiver that sees the trigger fire (each worker holds one).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
+        self.0.subscribe()
+    }
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Self::new()
+    }
+}

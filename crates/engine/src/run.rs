@@ -1,0 +1,363 @@
+//! Running an attack: prepare (check the plan against the machine, read the targets, place
+//! t0), spawn the workers, collect their intervals, assemble the run file.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use vload_schema::RunFile;
+
+use crate::assemble::{RunContext, assemble};
+use crate::collect::{CollectSetup, Collected, collect};
+use crate::error::EngineError;
+use crate::observe::{Interrupt, Observer};
+use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
+use crate::schedule::Schedule;
+use crate::targets::{self, Pick, TargetPlan, TargetStream, TargetSummary};
+use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
+use crate::{env, health, tls};
+
+/// File descriptors beyond the connections: the runtime, timers, stdio, files.
+pub(crate) const FD_MARGIN: u64 = 64;
+/// How far ahead of now the workers start together, so that all have started by then.
+const LEAD: Duration = Duration::from_millis(20);
+
+/// Runs an attack to its end and returns its run file.
+///
+/// # Errors
+/// See [`EngineError`].
+///
+/// # Panics
+/// If `plan` has zero threads or connections or a non-positive rate; the cli validates these.
+pub fn run(
+    plan: AttackPlan,
+    observer: &mut dyn Observer,
+    interrupt: &Interrupt,
+) -> Result<RunFile, EngineError> {
+    let attack = prepare(plan)?;
+    let (tx, rx) = mpsc::channel();
+    let setups = attack.setups(&tx, interrupt)?;
+    let handles = spawn(setups, tx, interrupt)?;
+    let (collected, collector_cpu) = attack.collect(&rx, handles, observer)?;
+    let context = RunContext {
+        t0: attack.t0,
+        started_at: attack.started_at,
+        collector_cpu,
+        fd_limit: attack.fd_limit,
+        interrupted: interrupt.is_triggered(),
+        targets: attack.targets,
+    };
+    Ok(assemble(&attack.plan, collected, &context))
+}
+
+/// An attack checked and ready to start.
+struct Attack {
+    plan: Arc<AttackPlan>,
+    targets: Option<TargetSummary>,
+    threads: u32,
+    /// With `--passes`: the targets in the list and the passes over it.
+    passes: Option<(u64, u64)>,
+    fd_limit: u64,
+    t0: Instant,
+    started_at: SystemTime,
+    tls: Option<(
+        Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
+    hlog: Option<(File, PathBuf)>,
+}
+
+fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
+    assert!(
+        plan.threads > 0 && plan.connections() > 0,
+        "plan needs threads and connections"
+    );
+    if let Load::Open { rate_per_s, .. } = plan.load {
+        assert!(
+            rate_per_s > 0.0 && rate_per_s.is_finite(),
+            "open loop needs a positive rate"
+        );
+    }
+    let fd_limit = health::raise_fd_limit();
+    let targets = plan
+        .targets
+        .as_ref()
+        .map(TargetPlan::validate)
+        .transpose()
+        .map_err(EngineError::Targets)?;
+    check_hosts(&plan, targets.as_ref())?;
+    check_shard(&plan)?;
+    check_capacity(&plan, fd_limit)?;
+    let (threads, passes) = deal_targets(&mut plan, targets.as_ref())?;
+    let tls = plan
+        .tls
+        .as_ref()
+        .map(|options| tls::client_config(options, plan.protocol.is_http2()))
+        .transpose()?;
+    // Created only once the plan is known to run, so a refused plan leaves no empty log.
+    let hlog = match &plan.hlog {
+        Some(path) => Some((
+            File::create(path).map_err(|error| EngineError::Hlog {
+                path: path.clone(),
+                error,
+            })?,
+            path.clone(),
+        )),
+        None => None,
+    };
+    let (t0, started_at) = start_time(plan.start_at);
+    Ok(Attack {
+        plan: Arc::new(plan),
+        targets,
+        threads,
+        passes,
+        fd_limit,
+        t0,
+        started_at,
+        tls,
+        hlog,
+    })
+}
+
+/// Workers start together at t0: shortly from now, or at `--start-at`.
+fn start_time(start_at: Option<SystemTime>) -> (Instant, SystemTime) {
+    let now = (Instant::now(), SystemTime::now());
+    match start_at.map(|at| at.duration_since(now.1)) {
+        Some(Ok(wait)) if wait > LEAD => (now.0 + wait, now.1 + wait),
+        _ => (now.0 + LEAD, now.1 + LEAD),
+    }
+}
+
+/// Targets naming other hosts need an address for them: vload sends to one server.
+fn check_hosts(plan: &AttackPlan, targets: Option<&TargetSummary>) -> Result<(), EngineError> {
+    let Some(summary) = targets else {
+        return Ok(());
+    };
+    let base = plan
+        .request
+        .url
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let others: Vec<&String> = summary.hosts.iter().filter(|h| **h != base).collect();
+    if !plan.connect_to_set && !others.is_empty() {
+        let named: Vec<&str> = others.iter().take(3).map(|h| h.as_str()).collect();
+        return Err(EngineError::ManyHosts(named.join(", ")));
+    }
+    Ok(())
+}
+
+fn shard_error(shard: Shard, what: &str) -> EngineError {
+    EngineError::Shard(format!(
+        "shard {}/{} gets no {what}: the attack has too few for {} shards",
+        shard.index, shard.count, shard.count
+    ))
+}
+
+/// A shard must get a connection and, with `-n`, a request.
+fn check_shard(plan: &AttackPlan) -> Result<(), EngineError> {
+    let shard = plan.own_shard();
+    if plan.own_connections() == 0 {
+        return Err(shard_error(
+            shard,
+            "connection (give -c at least the shard count)",
+        ));
+    }
+    if plan.own_requests() == Some(0) {
+        return Err(shard_error(
+            shard,
+            "request (give -n at least the shard count)",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a plan this machine cannot hold, before anything is sent: every connection needs
+/// a file descriptor, and every connection to one address needs a local port of its own.
+/// Without this check the attack would run and count the client's own failures
+/// ("Too many open files") as requests.
+fn check_capacity(plan: &AttackPlan, fd_limit: u64) -> Result<(), EngineError> {
+    let connections = u64::from(plan.own_connections());
+    let fd_needed = connections + FD_MARGIN;
+    if fd_needed > fd_limit {
+        return Err(EngineError::Capacity(format!(
+            "{connections} connections need about {fd_needed} file descriptors but this process may open {fd_limit} (ulimit -n, raised to its hard limit): lower -c/--max-connections or raise the hard limit"
+        )));
+    }
+    if let Some((low, high)) = env::local_port_range() {
+        let ports = u64::from(high.saturating_sub(low)) + 1;
+        if connections > ports {
+            return Err(EngineError::Capacity(format!(
+                "{connections} connections to one address need as many local ports, but this machine has {ports} ({low}-{high} in /proc/sys/net/ipv4/ip_local_port_range): lower -c/--max-connections, widen the range, or split the attack with --shard over machines"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The worker threads the targets allow (each needs a share of a list it walks in order),
+/// and with `--passes` the request count they make.
+fn deal_targets(
+    plan: &mut AttackPlan,
+    targets: Option<&TargetSummary>,
+) -> Result<(u32, Option<(u64, u64)>), EngineError> {
+    let threads = plan.threads.min(plan.own_connections());
+    let (Some(tp), Some(summary)) = (&plan.targets, targets) else {
+        return Ok((threads, None));
+    };
+    let shard = plan.own_shard();
+    let total: u64 = summary.sets.iter().map(|s| s.targets).sum();
+    // Every shard takes every Nth target from its index.
+    if summary
+        .sets
+        .iter()
+        .any(|s| share(s.targets, shard.count, shard.index) == 0)
+    {
+        return Err(shard_error(
+            shard,
+            "target (a target file has fewer entries than shards)",
+        ));
+    }
+    let own = share(total, shard.count, shard.index);
+    let threads = if matches!(tp.pick, Pick::Random { .. }) {
+        threads
+    } else {
+        threads.min(u32::try_from(own).unwrap_or(u32::MAX)).max(1)
+    };
+    let Some(passes) = tp.passes else {
+        return Ok((threads, None));
+    };
+    let requests = passes.checked_mul(total).ok_or_else(|| {
+        EngineError::Capacity(format!(
+            "--passes {passes} over {total} targets is more requests than can be counted"
+        ))
+    })?;
+    plan.stop.requests = Some(requests);
+    Ok((threads, Some((total, passes))))
+}
+
+fn schedule_for(plan: &AttackPlan, t0: Instant, worker: u32, workers: u32) -> Option<Schedule> {
+    match plan.load {
+        Load::Closed { .. } => None,
+        Load::Open {
+            rate_per_s,
+            arrival: Arrival::Constant,
+            ..
+        } => Some(Schedule::constant(t0, rate_per_s, worker, workers)),
+        Load::Open {
+            rate_per_s,
+            arrival: Arrival::Poisson { seed },
+            ..
+        } => Some(Schedule::poisson(t0, rate_per_s, seed, worker, workers)),
+    }
+}
+
+impl Attack {
+    /// Every worker's setup, before any starts: nothing may attack if a target file fails
+    /// to open.
+    fn setups(
+        &self,
+        tx: &mpsc::Sender<WorkerMsg>,
+        interrupt: &Interrupt,
+    ) -> Result<Vec<WorkerSetup>, EngineError> {
+        (0..self.threads)
+            .map(|id| self.setup(id, tx, interrupt))
+            .collect()
+    }
+
+    fn setup(
+        &self,
+        id: u32,
+        tx: &mpsc::Sender<WorkerMsg>,
+        interrupt: &Interrupt,
+    ) -> Result<WorkerSetup, EngineError> {
+        let plan = &self.plan;
+        let shard = plan.own_shard();
+        // Worker `id` of shard i is worker i + N * id of the whole attack: schedules and
+        // target lists are dealt over all shards' workers at once.
+        let (global, workers) = (shard.index + shard.count * id, shard.count * self.threads);
+        let targets = match (&plan.targets, &self.targets) {
+            (Some(tp), Some(summary)) => Some(
+                TargetStream::new(tp, summary, global, workers, shard)
+                    .map_err(EngineError::Targets)?,
+            ),
+            _ => None,
+        };
+        Ok(WorkerSetup {
+            id,
+            plan: plan.clone(),
+            t0: self.t0,
+            connections: share(u64::from(plan.own_connections()), self.threads, id) as u32,
+            requests: match self.passes {
+                Some((total, passes)) => Some(targets::pass_share(total, passes, global, workers)),
+                None => plan.own_requests().map(|n| share(n, self.threads, id)),
+            },
+            schedule: schedule_for(plan, self.t0, global, workers),
+            targets,
+            tls: self.tls.clone(),
+            to_collector: tx.clone(),
+            interrupt: interrupt.subscribe(),
+        })
+    }
+
+    /// Collects every interval until the workers are done, then joins them; returns what
+    /// was collected and the collector's own CPU time.
+    fn collect(
+        &self,
+        rx: &mpsc::Receiver<WorkerMsg>,
+        handles: Vec<JoinHandle<()>>,
+        observer: &mut dyn Observer,
+    ) -> Result<(Collected, Duration), EngineError> {
+        let cpu_start = thread_cpu_time();
+        let setup = CollectSetup {
+            workers: self.threads,
+            t0: self.t0,
+            warmup: self.plan.warmup,
+            planned: self.plan.stop.duration,
+            open_loop: self.plan.is_open_loop(),
+            started_at: self.started_at,
+        };
+        let hlog = self.hlog.as_ref().map(|(file, path)| {
+            (
+                file.try_clone().expect("a fresh file can be duplicated"),
+                path.as_path(),
+            )
+        });
+        let collected = collect(rx, &setup, observer, hlog);
+        let collector_cpu = thread_cpu_time().saturating_sub(cpu_start);
+        let panicked = handles.into_iter().map(|h| h.join()).any(|r| r.is_err());
+        let collected = collected?;
+        if panicked || collected.summaries.len() != self.threads as usize {
+            return Err(EngineError::WorkerPanicked);
+        }
+        Ok((collected, collector_cpu))
+    }
+}
+
+/// Starts a thread per worker; if one cannot start, stops those that did.
+fn spawn(
+    setups: Vec<WorkerSetup>,
+    tx: mpsc::Sender<WorkerMsg>,
+    interrupt: &Interrupt,
+) -> Result<Vec<JoinHandle<()>>, EngineError> {
+    let mut handles = Vec::new();
+    for setup in setups {
+        let name = format!("vload-worker-{}", setup.id);
+        match std::thread::Builder::new()
+            .name(name)
+            .spawn(move || worker::run(setup))
+        {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                interrupt.trigger();
+                drop(tx);
+                handles.into_iter().for_each(|h| drop(h.join()));
+                return Err(EngineError::Thread(e));
+            }
+        }
+    }
+    Ok(handles)
+}

@@ -1,0 +1,247 @@
+//! One worker thread: a current-thread runtime, its connections, its recorder.
+//!
+//! Everything a worker touches per request is its own (`Rc`, `Cell`, `RefCell`): no locks
+//! and no atomics on the hot path. Once a second the worker swaps its [`IntervalStats`] for
+//! an empty one and sends the full one to the collector.
+//!
+//! The layers, one file each: this one runs the thread and its clock (intervals, the end of
+//! the window, interrupts); [`state`] holds what every load model shares and sends one
+//! request; [`serve`] is the one loop that feeds a connection from a job source; [`closed`]
+//! and [`open`] are the two job sources (a budget; a schedule, a pool of idle connections and
+//! the dispatcher).
+
+mod closed;
+mod open;
+mod serve;
+mod state;
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+use vload_schema::ErrorKind;
+use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
+
+use crate::plan::AttackPlan;
+use crate::record::IntervalStats;
+use crate::schedule::Schedule;
+use crate::targets::TargetStream;
+use state::Worker;
+
+/// In-flight requests get this long to finish after Ctrl-C.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// After a time-bounded window, in-flight requests get the request timeout and this.
+const END_GRACE: Duration = Duration::from_millis(100);
+
+/// What a worker sends to the collector.
+#[derive(Debug)]
+pub(crate) enum WorkerMsg {
+    /// Stats of interval `index` (second `index` after t0).
+    Interval {
+        worker: u32,
+        index: u32,
+        stats: Box<IntervalStats>,
+    },
+    /// The worker has finished; no more messages follow from it.
+    Done(WorkerSummary),
+}
+
+/// A finished worker's account.
+#[derive(Debug)]
+pub(crate) struct WorkerSummary {
+    pub(crate) worker: u32,
+    pub(crate) cpu: Duration,
+    /// Time the thread was neither parked (idle) nor on a CPU: runnable, waiting for one.
+    pub(crate) waiting: Duration,
+    pub(crate) samples: Vec<(ErrorKind, String)>,
+    /// Requests due but never completed (open loop) or aborted in flight.
+    pub(crate) backlog: u64,
+    /// When the attack stopped sending (time bound, count bound or interrupt).
+    pub(crate) attack_end: Instant,
+    /// When the worker stopped (last response or grace deadline).
+    pub(crate) end: Instant,
+}
+
+/// Everything one worker needs to start.
+#[derive(Debug)]
+pub(crate) struct WorkerSetup {
+    pub(crate) id: u32,
+    pub(crate) plan: Arc<AttackPlan>,
+    pub(crate) t0: Instant,
+    /// Closed loop: connections. Open loop: the cap for this worker.
+    pub(crate) connections: u32,
+    /// This worker's share of `--requests`.
+    pub(crate) requests: Option<u64>,
+    pub(crate) schedule: Option<Schedule>,
+    pub(crate) targets: Option<TargetStream>,
+    pub(crate) tls: Option<(
+        Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
+    pub(crate) to_collector: mpsc::Sender<WorkerMsg>,
+    pub(crate) interrupt: watch::Receiver<bool>,
+}
+
+thread_local! {
+    /// When the runtime parked (went idle) last, and the total time parked.
+    static PARKED: Cell<(Option<Instant>, Duration)> = const { Cell::new((None, Duration::ZERO)) };
+}
+
+fn on_park() {
+    PARKED.with(|p| p.set((Some(Instant::now()), p.get().1)));
+}
+
+fn on_unpark() {
+    PARKED.with(|p| {
+        if let (Some(since), total) = p.get() {
+            p.set((None, total + since.elapsed()));
+        }
+    });
+}
+
+/// Runs a worker on the current thread until its share of the attack is done.
+pub(crate) fn run(setup: WorkerSetup) {
+    tighten_timer_slack();
+    let (cpu_start, wall_start) = (thread_cpu_time(), Instant::now());
+    let to_collector = setup.to_collector.clone();
+    // Time not parked and not on a CPU is time spent runnable, waiting for a core: the
+    // health verdict tells a thread starved by other processes from one that idled.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .on_thread_park(on_park)
+        .on_thread_unpark(on_unpark)
+        .build()
+        .expect("a current-thread runtime can always be built");
+    let local = tokio::task::LocalSet::new();
+    let mut summary = local.block_on(&runtime, worker_main(setup));
+    drop(local); // cancels whatever is still in flight after the grace period
+    summary.cpu = thread_cpu_time().saturating_sub(cpu_start);
+    let parked = PARKED.with(|p| p.get().1);
+    let awake = wall_start.elapsed().saturating_sub(parked);
+    summary.waiting = awake.saturating_sub(summary.cpu);
+    // The collector outlives every worker; a send error means it is gone and nobody listens.
+    let _ = to_collector.send(WorkerMsg::Done(summary));
+}
+
+/// Records how late a 1 ms sleep wakes: the runtime's own stalls (jHiccup's method).
+async fn hiccup_probe(worker: Rc<Worker>) {
+    let Ok(timer) = PreciseTimer::new() else {
+        return;
+    };
+    let period = Duration::from_millis(1);
+    loop {
+        let expected = Instant::now() + period;
+        timer.sleep_until(expected).await;
+        let late = nanos_between(expected, Instant::now());
+        worker.stats.borrow_mut().hiccup.record(late);
+    }
+}
+
+async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
+    let end = setup
+        .plan
+        .stop
+        .duration
+        .and_then(|d| setup.t0.checked_add(setup.plan.warmup + d));
+    let worker = Rc::new(Worker::new(&mut setup, end));
+    let mut interrupt = setup.interrupt.clone();
+    // A Ctrl-C while waiting for --start-at ends the wait; the clock below then stops at once.
+    tokio::select! {
+        () = tokio::time::sleep_until(setup.t0.into()) => {}
+        Ok(_) = interrupt.wait_for(|on| *on) => {}
+    }
+    tokio::task::spawn_local(hiccup_probe(worker.clone()));
+    worker.start(setup.connections);
+    let clock = Clock {
+        t0: setup.t0,
+        end,
+        timeout: setup.plan.timeout,
+    };
+    let (index, attack_end) = clock.run(&worker, &setup.to_collector, interrupt).await;
+    let end_instant = Instant::now();
+    let attack_end = attack_end.unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
+    let backlog = worker.backlog();
+    worker.flush(index, &setup.to_collector);
+    WorkerSummary {
+        worker: setup.id,
+        cpu: Duration::ZERO,
+        waiting: Duration::ZERO,
+        samples: worker.take_samples(),
+        backlog,
+        attack_end,
+        end: end_instant,
+    }
+}
+
+/// The worker's own clock: interval ticks, the window's end, interrupts, the grace period.
+struct Clock {
+    t0: Instant,
+    end: Option<Instant>,
+    timeout: Duration,
+}
+
+impl Clock {
+    /// Runs until every task has ended or the grace period is over; returns the index of the
+    /// interval still open and when the attack stopped sending, if it was stopped.
+    async fn run(
+        &self,
+        worker: &Rc<Worker>,
+        to_collector: &mpsc::Sender<WorkerMsg>,
+        mut interrupt: watch::Receiver<bool>,
+    ) -> (u32, Option<Instant>) {
+        let far = self.t0 + Duration::from_secs(86_400 * 365 * 2);
+        let (mut index, mut tick) = (0u32, self.t0 + Duration::from_secs(1));
+        let mut grace: Option<Instant> = None;
+        let mut attack_end: Option<Instant> = None;
+        let mut interrupted = false;
+        loop {
+            tokio::select! {
+                biased;
+                () = worker.all_done.notified() => break,
+                () = tokio::time::sleep_until(tick.into()) => {
+                    worker.flush(index, to_collector);
+                    worker.reap_idle(Instant::now());
+                    index += 1;
+                    tick += Duration::from_secs(1);
+                }
+                () = tokio::time::sleep_until(self.end.unwrap_or(far).into()), if self.end.is_some() && grace.is_none() => {
+                    let (end, now) = (self.end.expect("guarded"), Instant::now());
+                    // The window ends at its planned end, however late this thread noticed it.
+                    attack_end = Some(end.min(now));
+                    worker.close_window(now);
+                    worker.begin_stop();
+                    grace = Some(Instant::now() + self.timeout + END_GRACE);
+                }
+                // Resolves at once if Ctrl-C came before the workers started.
+                triggered = interrupt.wait_for(|on| *on), if !interrupted => {
+                    interrupted = true;
+                    if triggered.is_ok() {
+                        let now = Instant::now();
+                        attack_end.get_or_insert(now);
+                        worker.begin_stop();
+                        let limit = now + INTERRUPT_GRACE;
+                        grace = Some(grace.map_or(limit, |g| g.min(limit)));
+                    }
+                }
+                () = tokio::time::sleep_until(grace.unwrap_or(far).into()), if grace.is_some() => break,
+            }
+        }
+        (index, attack_end)
+    }
+}
+
+/// CPU time (user + system) of the calling thread.
+pub(crate) fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes a timespec for the calling thread's CPU clock.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

@@ -1,0 +1,338 @@
+//! What a worker holds whatever its load model, and how it sends and records one request.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::task::{Context, Waker};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+use vload_schema::ErrorKind;
+use vload_timer::nanos_between;
+
+use super::closed::Closed;
+use super::open::Open;
+use super::serve::{Flow, Job};
+use super::{WorkerMsg, WorkerSetup};
+use crate::cache::CacheClass;
+use crate::conn::{Conn, Dialer};
+use crate::failure::Failure;
+use crate::plan::AttackPlan;
+use crate::record::{ERROR_KINDS, IntervalStats};
+use crate::request::{Prepared, Request};
+use crate::targets::{Target, TargetStream};
+
+/// The load model, as data: where jobs come from.
+pub(super) enum Model {
+    /// Each connection sends its next request when the previous one ends.
+    Closed(Closed),
+    /// Requests fall due on a schedule; connections are opened on demand.
+    Open(Box<Open>),
+}
+
+pub(super) struct Worker {
+    pub(super) id: u32,
+    pub(super) plan: Arc<AttackPlan>,
+    pub(super) model: Model,
+    request: Prepared,
+    dialer: Dialer,
+    pub(super) stats: RefCell<IntervalStats>,
+    /// Target files, when the attack has them.
+    targets: RefCell<Option<TargetStream>>,
+    /// TLS with target files: the URL's host, whose connections are the task's own;
+    /// targets naming another host go over connections made with that host's SNI.
+    tls_host: Option<Box<str>>,
+    samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
+    pub(super) in_flight: Cell<u64>,
+    /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
+    live_tasks: Cell<u32>,
+    pub(super) all_done: Notify,
+    pub(super) stopping: Cell<bool>,
+    pub(super) stop_notify: Notify,
+    pub(super) last_send: Cell<Option<Instant>>,
+}
+
+impl Worker {
+    /// The worker of `setup`; `end` is when its window ends, for a time-bounded attack.
+    pub(super) fn new(setup: &mut WorkerSetup, end: Option<Instant>) -> Self {
+        let plan = setup.plan.clone();
+        let model = match setup.schedule.take() {
+            Some(schedule) => Model::Open(Box::new(Open::new(
+                schedule,
+                end,
+                setup.requests,
+                setup.connections.max(1),
+            ))),
+            None => Model::Closed(Closed::new(setup.requests)),
+        };
+        let dialer = Dialer {
+            addr: plan.connect_to,
+            protocol: plan.protocol,
+            connect_timeout: plan.connect_timeout,
+            timeout: plan.timeout,
+            tls: setup
+                .tls
+                .clone()
+                .map(|(config, name)| (tokio_rustls::TlsConnector::from(config), name)),
+        };
+        Worker {
+            id: setup.id,
+            request: Prepared::new(&plan),
+            model,
+            dialer,
+            stats: RefCell::new(IntervalStats::new(
+                &vload_schema::HistogramSettings::default(),
+            )),
+            targets: RefCell::new(setup.targets.take()),
+            tls_host: (plan.tls.is_some() && plan.targets.is_some())
+                .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
+                .flatten(),
+            samples: RefCell::new(Default::default()),
+            in_flight: Cell::new(0),
+            live_tasks: Cell::new(0),
+            all_done: Notify::new(),
+            stopping: Cell::new(false),
+            stop_notify: Notify::new(),
+            last_send: Cell::new(None),
+            plan,
+        }
+    }
+
+    /// Starts the load: `connections` closed-loop connections, or the dispatcher.
+    pub(super) fn start(self: &Rc<Self>, connections: u32) {
+        match &self.model {
+            Model::Closed(_) => {
+                for _ in 0..connections {
+                    self.spawn_task(super::closed::connection(self.clone()));
+                }
+            }
+            Model::Open(_) => self.spawn_task(super::open::dispatcher(self.clone())),
+        }
+    }
+
+    pub(super) fn open(&self) -> Option<&Open> {
+        match &self.model {
+            Model::Open(open) => Some(open),
+            Model::Closed(_) => None,
+        }
+    }
+
+    pub(super) fn spawn_task<F: Future<Output = ()> + 'static>(&self, task: F) {
+        self.live_tasks.set(self.live_tasks.get() + 1);
+        tokio::task::spawn_local(task);
+    }
+
+    pub(super) fn task_ended(&self) {
+        let left = self.live_tasks.get() - 1;
+        self.live_tasks.set(left);
+        if left == 0 {
+            self.all_done.notify_one();
+        }
+    }
+
+    pub(super) fn begin_stop(&self) {
+        self.stopping.set(true);
+        self.stop_notify.notify_one();
+        if let Some(open) = self.open() {
+            open.stop();
+        }
+    }
+
+    /// At the window's end: the open loop settles what fell due in it.
+    pub(super) fn close_window(self: &Rc<Self>, now: Instant) {
+        if self.open().is_some() {
+            self.dispatch_due(now);
+        }
+    }
+
+    /// Closes connections idle too long (open loop).
+    pub(super) fn reap_idle(&self, now: Instant) {
+        if let Some(open) = self.open() {
+            open.reap_idle(now);
+        }
+    }
+
+    /// Requests due but not completed: waiting for a connection or in flight.
+    pub(super) fn backlog(&self) -> u64 {
+        self.open().map_or(0, Open::waiting) + self.in_flight.get()
+    }
+
+    pub(super) fn sample(&self, kind: ErrorKind, message: impl FnOnce() -> String) {
+        let mut samples = self.samples.borrow_mut();
+        let slot = &mut samples[ERROR_KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .expect("every kind is listed")];
+        if slot.is_none() {
+            *slot = Some(message());
+        }
+    }
+
+    /// The first message of each error kind.
+    pub(super) fn take_samples(&self) -> Vec<(ErrorKind, String)> {
+        self.samples
+            .borrow_mut()
+            .iter_mut()
+            .zip(ERROR_KINDS)
+            .filter_map(|(s, k)| s.take().map(|s| (k, s)))
+            .collect()
+    }
+
+    /// A request that failed before it could be written (connect failure).
+    pub(super) fn fail_unsent(&self, (kind, message): Failure) {
+        let mut stats = self.stats.borrow_mut();
+        stats.sent += 1;
+        stats.completed += 1;
+        stats.count_error(kind);
+        drop(stats);
+        self.last_send.set(Some(Instant::now()));
+        self.sample(kind, || message);
+    }
+
+    pub(super) async fn connect(&self) -> Result<Conn, Failure> {
+        self.connect_as(None).await
+    }
+
+    /// Connects, sending `server_name` as SNI instead of the URL's host when given.
+    async fn connect_as(&self, server_name: Option<&str>) -> Result<Conn, Failure> {
+        let connected = self.dialer.connect(server_name).await?;
+        let mut stats = self.stats.borrow_mut();
+        stats.connections_opened += 1;
+        if let Some(took) = connected.tls_handshake {
+            stats.tls_handshake.record(took.as_nanos() as u64);
+        }
+        Ok(connected.conn)
+    }
+
+    /// Sends the next request (the attack's, or the next target's) for `job` on `conn`.
+    pub(super) async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
+        let target = match self.targets.borrow_mut().as_mut() {
+            None => None,
+            Some(stream) => match stream.next() {
+                Some(target) => Some(target),
+                None => return Flow::Exhausted,
+            },
+        };
+        let request = self.request.request(target.as_ref());
+        match target.as_ref().and_then(|t| self.other_tls_host(t)) {
+            None => self.exchange(conn, request, job).await,
+            Some(host) => {
+                self.exchange_as(conn, &host, request, job).await;
+                // The task's own connection is untouched.
+                Flow::KeepAlive
+            }
+        }
+    }
+
+    /// Over TLS, a target naming a host other than the URL's: that host, its SNI.
+    fn other_tls_host(&self, target: &Target) -> Option<Box<str>> {
+        let primary = self.tls_host.as_deref()?;
+        let host = target.authority.as_ref()?.host();
+        (!host.eq_ignore_ascii_case(primary)).then(|| host.into())
+    }
+
+    /// Sends `request` over this task's connection with `host` as SNI, made if needed.
+    async fn exchange_as(&self, conn: &mut Conn, host: &str, request: Request<'_>, job: Job) {
+        let found = conn.side.iter().position(|(name, _)| **name == *host);
+        let reused = found
+            .map(|i| conn.side.swap_remove(i))
+            .and_then(|(name, mut side)| {
+                // Notices a close by the server while the connection sat idle.
+                side.poll_closed(&mut Context::from_waker(Waker::noop()));
+                side.is_open().then_some((name, side))
+            });
+        let mut side = match reused {
+            Some(side) => side,
+            None => match self.connect_as(Some(host)).await {
+                Ok(side) => (host.into(), side),
+                Err(failure) => return self.fail_unsent(failure),
+            },
+        };
+        if let Flow::KeepAlive = self.exchange(&mut side.1, request, job).await
+            && side.1.is_open()
+        {
+            conn.side.push(side);
+        }
+    }
+
+    /// Sends `request` on `conn`, waits for the whole response, and records it.
+    async fn exchange(&self, conn: &mut Conn, request: Request<'_>, job: Job) -> Flow {
+        let start = Instant::now();
+        {
+            let mut stats = self.stats.borrow_mut();
+            stats.sent += 1;
+            stats.bytes_out += request.body().len() as u64;
+        }
+        conn.served += 1;
+        let last_on_connection = self
+            .plan
+            .requests_per_connection
+            .is_some_and(|n| conn.served >= n);
+        self.last_send.set(Some(start));
+        self.in_flight.set(self.in_flight.get() + 1);
+        let result = conn.exchange(request, start + self.plan.timeout).await;
+        self.in_flight.set(self.in_flight.get() - 1);
+        let done = Instant::now();
+        let mut stats = self.stats.borrow_mut();
+        stats.completed += 1;
+        // Counted whatever the outcome: an endless body that times out still arrived.
+        stats.bytes_in += conn.take_received();
+        let open_loop = self.open().is_some();
+        let failure = match result {
+            Some(Ok(response)) => {
+                let service = nanos_between(start, done);
+                stats.service.record(service);
+                let primary = if open_loop {
+                    let response_time = nanos_between(job.intended, done);
+                    stats.response.record(response_time);
+                    response_time
+                } else {
+                    service
+                };
+                match response.cache.0 {
+                    CacheClass::Hit => stats.hit.record(primary),
+                    CacheClass::Miss => stats.miss.record(primary),
+                    CacheClass::Unknown => {}
+                }
+                stats.count_status(response.status);
+                stats.count_cache(response.cache.0, response.cache.1);
+                return if response.close || last_on_connection {
+                    Flow::Reconnect
+                } else {
+                    Flow::KeepAlive
+                };
+            }
+            Some(Err(failure)) => failure,
+            None => {
+                // Recorded at the timeout, so percentiles are never optimistic.
+                let timeout = self.plan.timeout.as_nanos() as u64;
+                stats.service.record(timeout);
+                if open_loop {
+                    stats
+                        .response
+                        .record(nanos_between(job.intended, start) + timeout);
+                }
+                let message = format!("no complete response within {:?}", self.plan.timeout);
+                (ErrorKind::RequestTimeout, message)
+            }
+        };
+        stats.count_error(failure.0);
+        drop(stats);
+        self.sample(failure.0, || failure.1);
+        Flow::Reconnect
+    }
+
+    /// Ships interval `index` to the collector and starts a new one.
+    pub(super) fn flush(&self, index: u32, to_collector: &mpsc::Sender<WorkerMsg>) {
+        let mut stats = self.stats.borrow_mut().take();
+        stats.in_flight = self.in_flight.get() + self.open().map_or(0, Open::waiting);
+        // The collector outlives the workers; nobody listens if it is gone.
+        let _ = to_collector.send(WorkerMsg::Interval {
+            worker: self.id,
+            index,
+            stats: Box::new(stats),
+        });
+    }
+}
