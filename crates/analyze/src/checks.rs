@@ -1,10 +1,28 @@
 //! Before comparing: did both sides run the same thing, and can every run be trusted?
 
+use serde::Serialize;
 use vload_schema::{Mode, RunFile};
 
 use vload_schema::Verdict as Health;
 
-use crate::compare::{Check, Row, Severity};
+/// How loud a check is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The comparison may be meaningless.
+    Warning,
+    /// Worth knowing.
+    Note,
+}
+
+/// One comparability finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    /// How loud.
+    pub severity: Severity,
+    /// What was found.
+    pub message: String,
+}
 
 fn warn(checks: &mut Vec<Check>, message: String) {
     checks.push(Check {
@@ -21,7 +39,11 @@ fn note(checks: &mut Vec<Check>, message: String) {
 }
 
 /// Comparability findings for groups `a` and `b`, warnings first.
-pub(crate) fn comparability(a: &[RunFile], b: &[RunFile], hit_row: Option<&Row>) -> Vec<Check> {
+pub(crate) fn comparability(
+    a: &[RunFile],
+    b: &[RunFile],
+    hit_ratios: Option<(f64, f64)>,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     let all: Vec<&RunFile> = a.iter().chain(b).collect();
     let first = all[0];
@@ -69,8 +91,7 @@ pub(crate) fn comparability(a: &[RunFile], b: &[RunFile], hit_row: Option<&Row>)
             "histogram settings differ: percentiles are quantised differently".into(),
         );
     }
-    if let Some(row) = hit_row
-        && let (Some(ha), Some(hb)) = (row.a.median, row.b.median)
+    if let Some((ha, hb)) = hit_ratios
         && (ha - hb).abs() * 100.0 > 0.5
     {
         warn(

@@ -7,165 +7,17 @@
 //! other side's prediction interval; 1 against 1: within-run batch-means intervals only.
 
 use serde::Serialize;
-use vload_schema::{LatencyKind, Mode, RunFile, SchemaError};
+use vload_schema::{LatencyKind, RunFile, SchemaError};
 
+pub use crate::checks::{Check, Severity};
+pub use crate::metric::Metric;
 use crate::stats::{self, hodges_lehmann, mann_whitney, median, welch};
-use crate::summary::samples_needed;
 use crate::units;
 
 /// Significance level of every test.
 pub const ALPHA: f64 = 0.05;
 /// Confidence level of every interval.
 pub const CONFIDENCE: f64 = 0.95;
-
-/// A metric compared between groups.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Successful responses per second.
-    Throughput,
-    /// Latency quantiles of the primary latency.
-    P50,
-    /// 90th percentile.
-    P90,
-    /// 99th percentile.
-    P99,
-    /// 99.9th percentile.
-    P999,
-    /// Exact mean of the primary latency.
-    Mean,
-    /// Failed requests over completed requests.
-    ErrorRate,
-    /// Cache hits over classified responses.
-    HitRatio,
-    /// CPU time of the watched server process per completed request (`--watch-pid`).
-    ServerCpu,
-}
-
-impl Metric {
-    /// Every metric, in table order.
-    pub const ALL: [Metric; 9] = [
-        Metric::Throughput,
-        Metric::P50,
-        Metric::P90,
-        Metric::P99,
-        Metric::P999,
-        Metric::Mean,
-        Metric::ErrorRate,
-        Metric::HitRatio,
-        Metric::ServerCpu,
-    ];
-
-    /// Name in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Throughput => "throughput",
-            Metric::P50 => "p50",
-            Metric::P90 => "p90",
-            Metric::P99 => "p99",
-            Metric::P999 => "p99.9",
-            Metric::Mean => "mean",
-            Metric::ErrorRate => "error rate",
-            Metric::HitRatio => "hit ratio",
-            Metric::ServerCpu => "server CPU/req",
-        }
-    }
-
-    fn quantile(self) -> Option<f64> {
-        match self {
-            Metric::P50 => Some(0.5),
-            Metric::P90 => Some(0.9),
-            Metric::P99 => Some(0.99),
-            Metric::P999 => Some(0.999),
-            _ => None,
-        }
-    }
-
-    /// True for ratios (compared on logs), false for proportions (compared in percentage points).
-    pub fn is_ratio(self) -> bool {
-        !matches!(self, Metric::ErrorRate | Metric::HitRatio)
-    }
-
-    fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Throughput | Metric::HitRatio)
-    }
-
-    fn is_speed(self) -> bool {
-        !matches!(
-            self,
-            Metric::ErrorRate | Metric::HitRatio | Metric::ServerCpu
-        )
-    }
-
-    /// Equivalence margin: percent for ratios, percentage points for proportions.
-    pub fn margin(self) -> f64 {
-        match self {
-            Metric::Throughput | Metric::Mean => 2.0,
-            Metric::P50 | Metric::P90 => 3.0,
-            Metric::P99 => 5.0,
-            Metric::P999 => 10.0,
-            Metric::ErrorRate => 0.1,
-            Metric::HitRatio => 0.5,
-            Metric::ServerCpu => 3.0,
-        }
-    }
-
-    /// Primary metrics are declared before looking: closed loop, throughput; open loop, p50 and p99.
-    pub fn is_primary(self, mode: Mode) -> bool {
-        match mode {
-            Mode::Closed => self == Metric::Throughput,
-            Mode::Open => matches!(self, Metric::P50 | Metric::P99),
-        }
-    }
-
-    /// The metric of one run, `None` where the run cannot support it.
-    pub fn of(self, run: &RunFile) -> Result<Option<f64>, SchemaError> {
-        let t = &run.totals;
-        let primary = run.latency.primary();
-        Ok(match self {
-            Metric::Throughput => {
-                let seconds = run.window.measured_s + run.window.wait_s;
-                (seconds > 0.0).then(|| t.successes() as f64 / seconds)
-            }
-            Metric::Mean => primary.moments.mean(),
-            Metric::ErrorRate => {
-                (t.completed > 0).then(|| t.error_count() as f64 / t.completed as f64)
-            }
-            Metric::HitRatio => {
-                let classified = run.cache.hit + run.cache.miss;
-                (classified > 0).then(|| run.cache.hit as f64 / classified as f64)
-            }
-            Metric::ServerCpu => run
-                .server
-                .as_ref()
-                .and_then(|s| s.process.as_ref())
-                .filter(|_| t.completed > 0)
-                .map(|p| p.cpu_s() * 1e9 / t.completed as f64),
-            quantile => {
-                let q = quantile.quantile().expect("the rest are quantiles");
-                if primary.moments.n < samples_needed(q) {
-                    None
-                } else {
-                    Some(
-                        primary
-                            .moments
-                            .clamp(primary.histogram.decode()?.value_at_quantile(q))
-                            as f64,
-                    )
-                }
-            }
-        })
-    }
-
-    /// Formats a value of this metric with its unit.
-    pub fn format(self, value: f64) -> String {
-        match self {
-            Metric::Throughput => units::rate(value),
-            Metric::ErrorRate | Metric::HitRatio => units::percent(value),
-            _ => units::duration_ns(value),
-        }
-    }
-}
 
 /// How a row was decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -286,25 +138,6 @@ pub struct GroupInfo {
     pub runs: Vec<String>,
 }
 
-/// How loud a check is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// The comparison may be meaningless.
-    Warning,
-    /// Worth knowing.
-    Note,
-}
-
-/// One comparability finding.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
-    /// How loud.
-    pub severity: Severity,
-    /// What was found.
-    pub message: String,
-}
-
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -358,8 +191,8 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
             .collect::<Result<Vec<_>, _>>()?;
         let mut row = compare_metric(metric, metric.is_primary(mode), va, vb);
         if runs_a.len() == 1 && runs_b.len() == 1 && row.method == Method::SingleRuns {
-            row.a.within_run = crate::batch::within_run(metric, &runs_a[0])?;
-            row.b.within_run = crate::batch::within_run(metric, &runs_b[0])?;
+            row.a.within_run = crate::within_run::within_run(metric, &runs_a[0])?;
+            row.b.within_run = crate::within_run::within_run(metric, &runs_b[0])?;
         }
         rows.push(row);
     }
@@ -396,13 +229,16 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
             "latency = service time, closed loop (subject to coordinated omission)".into()
         }
     });
-    let hit_row = rows.iter().find(|r| r.metric == Metric::HitRatio).cloned();
+    let hit_ratios = rows
+        .iter()
+        .find(|r| r.metric == Metric::HitRatio)
+        .and_then(|r| r.a.median.zip(r.b.median));
     Ok(Comparison {
         a: group_info(name_a, runs_a),
         b: group_info(name_b, runs_b),
         plan: crate::summary::describe_plan(first),
         latency: first.latency.primary,
-        checks: crate::checks::comparability(runs_a, runs_b, hit_row.as_ref())
+        checks: crate::checks::comparability(runs_a, runs_b, hit_ratios)
             .into_iter()
             .map(|c| Check {
                 message: units::clean(&c.message).into_owned(),

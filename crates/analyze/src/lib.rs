@@ -25,18 +25,19 @@
 //! A quantile is shown only with at least `10 / (1 - q)` samples (p99 needs 1,000):
 //! otherwise it is `n/a` rather than a number resting on a handful of values.
 
-mod batch;
 mod checks;
 pub mod compare;
 pub mod merge;
+mod metric;
 pub mod render;
 pub mod stats;
 mod summary;
 pub mod units;
+mod within_run;
 
-pub use batch::within_run;
 pub use compare::{Comparison, compare};
 pub use summary::{LatencySummary, QUANTILES, Summary, samples_needed};
+pub use within_run::within_run;
 
 #[cfg(test)]
 mod tests {

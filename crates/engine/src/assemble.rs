@@ -11,10 +11,9 @@ use vload_schema::{
 
 use crate::collect::{Collected, record_of};
 use crate::env;
-use crate::health::{HealthInputs, assess};
+use crate::health::{FD_MARGIN, HealthInputs, assess};
 use crate::plan::{Arrival, AttackPlan, Load};
 use crate::record::{Distribution, IntervalStats};
-use crate::run::FD_MARGIN;
 use crate::targets::{Pick, TargetPlan, TargetSummary};
 use crate::tls::Verify;
 use crate::worker::WorkerSummary;

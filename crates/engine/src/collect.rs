@@ -60,99 +60,136 @@ pub(crate) fn collect(
     observer: &mut dyn Observer,
     hlog: Option<(File, &std::path::Path)>,
 ) -> Result<Collected, EngineError> {
-    let settings = HistogramSettings::default();
-    let workers = setup.workers as usize;
-    let mut reported: Vec<Option<u32>> = vec![None; workers];
-    let mut finished = vec![false; workers];
-    let mut partial: BTreeMap<u32, IntervalStats> = BTreeMap::new();
-    let mut state = State {
-        setup,
-        intervals: Vec::new(),
-        totals: IntervalStats::new(&settings),
-        everything: IntervalStats::new(&settings),
-        summaries: Vec::new(),
-    };
-    let hlog_error = |path: &std::path::Path, error| EngineError::Hlog {
-        path: path.to_path_buf(),
-        error,
-    };
+    let mut inbox = Inbox::new(setup.workers as usize);
+    let mut state = State::new(setup);
     let mut log_file = hlog.map(|(file, path)| (BufWriter::new(file), path));
     let mut serializer = V2DeflateSerializer::new();
-    let mut log: Option<Hlog<'_, '_>> = match &mut log_file {
-        Some((writer, path)) => Some(Hlog {
-            writer: IntervalLogWriterBuilder::new()
-                .add_comment(
-                    "vload interval log: tags resp (response time, open loop), svc (service time), \
-                     lag (dispatch lag, open loop), hiccup; values in ns; warm-up left out",
-                )
-                .with_start_time(setup.started_at)
-                .with_base_time(setup.started_at)
-                .with_max_value_divisor(1e6)
-                .begin_log_with(writer, &mut serializer)
-                .map_err(|e| hlog_error(path, e))?,
-            held: None,
-        }),
+    let mut log = match &mut log_file {
+        Some((writer, path)) => Some(
+            Hlog::begin(writer, &mut serializer, setup.started_at).map_err(|error| {
+                EngineError::Hlog {
+                    path: path.to_path_buf(),
+                    error,
+                }
+            })?,
+        ),
         None => None,
     };
-    let log_failed = |log: &mut Option<Hlog<'_, '_>>, why: String, observer: &mut dyn Observer| {
+    while !inbox.all_finished() {
+        let Ok(msg) = rx.recv() else { break };
+        if let Some(summary) = inbox.receive(msg) {
+            state.summaries.push(summary);
+        }
+        while let Some((index, stats)) = inbox.next_ready() {
+            let warmup = state.finalize(index, &stats, observer);
+            if !warmup && let Some(hlog) = &mut log {
+                let held = hlog.hold(index, stats, setup.open_loop);
+                keep_or_drop(&mut log, held, observer);
+            }
+        }
+    }
+    let collected = state.finish();
+    if let Some(hlog) = &mut log {
+        let length = collected.intervals.last().map_or(1.0, |i| i.duration_s);
+        let flushed = hlog.flush_held(length, setup.open_loop);
+        keep_or_drop(&mut log, flushed, observer);
+    }
+    drop(log);
+    if let Some((mut writer, _)) = log_file {
+        let flushed = writer.flush().map_err(|e| e.to_string());
+        keep_or_drop(&mut None, flushed, observer);
+    }
+    Ok(collected)
+}
+
+/// Drops the interval log after a failed write, telling the observer why.
+fn keep_or_drop(
+    log: &mut Option<Hlog<'_, '_>>,
+    written: Result<(), String>,
+    observer: &mut dyn Observer,
+) {
+    if let Err(why) = written {
         *log = None;
         observer.on_warning(&format!(
             "the interval log (--hlog) could not be written and is incomplete: {why}; the run goes on"
         ));
-    };
-    while finished.iter().any(|f| !f) {
-        let Ok(msg) = rx.recv() else { break };
+    }
+}
+
+/// Workers' intervals as they arrive, released in order once every worker still running has
+/// reported each.
+struct Inbox {
+    reported: Vec<Option<u32>>,
+    finished: Vec<bool>,
+    partial: BTreeMap<u32, IntervalStats>,
+}
+
+impl Inbox {
+    fn new(workers: usize) -> Self {
+        Inbox {
+            reported: vec![None; workers],
+            finished: vec![false; workers],
+            partial: BTreeMap::new(),
+        }
+    }
+
+    fn all_finished(&self) -> bool {
+        self.finished.iter().all(|f| *f)
+    }
+
+    /// Files a message; returns a finished worker's summary.
+    fn receive(&mut self, msg: WorkerMsg) -> Option<WorkerSummary> {
         match msg {
             WorkerMsg::Interval {
                 worker,
                 index,
                 stats,
             } => {
-                partial
+                self.partial
                     .entry(index)
-                    .or_insert_with(|| IntervalStats::new(&settings))
+                    .or_insert_with(|| IntervalStats::new(&HistogramSettings::default()))
                     .merge(&stats);
-                reported[worker as usize] = Some(index);
+                self.reported[worker as usize] = Some(index);
+                None
             }
             WorkerMsg::Done(summary) => {
-                finished[summary.worker as usize] = true;
-                state.summaries.push(summary);
-            }
-        }
-        while let Some(entry) = partial.first_entry() {
-            let index = *entry.key();
-            let ready =
-                (0..workers).all(|w| finished[w] || reported[w].is_some_and(|r| r >= index));
-            if !ready {
-                break;
-            }
-            let stats = entry.remove();
-            let warmup = state.finalize(index, &stats, observer);
-            if let Some(hlog) = &mut log
-                && !warmup
-                && let Err(why) = hlog.hold(index, stats, setup.open_loop)
-            {
-                log_failed(&mut log, why, observer);
+                self.finished[summary.worker as usize] = true;
+                Some(summary)
             }
         }
     }
-    let collected = state.finish();
-    if let Some(mut hlog) = log.take() {
-        let length = collected.intervals.last().map_or(1.0, |i| i.duration_s);
-        if let Err(why) = hlog.flush_held(length, setup.open_loop) {
-            log_failed(&mut log, why, observer);
-        }
+
+    /// The earliest interval every running worker has reported, merged.
+    fn next_ready(&mut self) -> Option<(u32, IntervalStats)> {
+        let entry = self.partial.first_entry()?;
+        let index = *entry.key();
+        let ready = self
+            .finished
+            .iter()
+            .zip(&self.reported)
+            .all(|(finished, reported)| *finished || reported.is_some_and(|r| r >= index));
+        ready.then(|| (index, entry.remove()))
     }
-    drop(log);
-    if let Some((mut writer, _)) = log_file
-        && let Err(e) = writer.flush()
-    {
-        log_failed(&mut None, e.to_string(), observer);
-    }
-    Ok(collected)
 }
 
-impl Hlog<'_, '_> {
+impl<'a, 'b> Hlog<'a, 'b> {
+    fn begin(
+        writer: &'a mut BufWriter<File>,
+        serializer: &'b mut V2DeflateSerializer,
+        started_at: SystemTime,
+    ) -> std::io::Result<Self> {
+        let writer = IntervalLogWriterBuilder::new()
+            .add_comment(
+                "vload interval log: tags resp (response time, open loop), svc (service time), \
+                 lag (dispatch lag, open loop), hiccup; values in ns; warm-up left out",
+            )
+            .with_start_time(started_at)
+            .with_base_time(started_at)
+            .with_max_value_divisor(1e6)
+            .begin_log_with(writer, serializer)?;
+        Ok(Hlog { writer, held: None })
+    }
+
     /// Writes the interval held so far (a whole second) and holds this one.
     fn hold(&mut self, index: u32, stats: IntervalStats, open_loop: bool) -> Result<(), String> {
         self.flush_held(1.0, open_loop)?;
@@ -180,7 +217,18 @@ struct State<'a> {
     summaries: Vec<WorkerSummary>,
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    fn new(setup: &'a CollectSetup) -> Self {
+        let settings = HistogramSettings::default();
+        State {
+            setup,
+            intervals: Vec::new(),
+            totals: IntervalStats::new(&settings),
+            everything: IntervalStats::new(&settings),
+            summaries: Vec::new(),
+        }
+    }
+
     /// Adds interval `index`; returns true when it lies in the warm-up.
     fn finalize(&mut self, index: u32, stats: &IntervalStats, observer: &mut dyn Observer) -> bool {
         let start_s = f64::from(index);

@@ -336,6 +336,9 @@ fn micros(ns: u64) -> String {
     }
 }
 
+/// File descriptors a process needs beyond its connections: the runtime, timers, stdio, files.
+pub(crate) const FD_MARGIN: u64 = 64;
+
 /// Raises the soft limit on open files to the hard limit; returns the limit now in force.
 pub(crate) fn raise_fd_limit() -> u64 {
     let mut limit = libc::rlimit {

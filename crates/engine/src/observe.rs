@@ -29,7 +29,7 @@ pub struct Progress {
 
 /// Sees an attack as it runs. The cli draws its progress line from this.
 pub trait Observer {
-    /// Called once per finished interval, in order, on the thread that called [`run`](crate::run).
+    /// Called once per finished interval, in order, on the thread that called `run`.
     fn on_interval(&mut self, progress: &Progress);
 
     /// Called when something the user asked for failed without ending the attack (the
@@ -43,7 +43,7 @@ impl Observer for () {
 }
 
 /// Ends an attack early (Ctrl-C): dispatching stops, in-flight requests get one second,
-/// and [`run`](crate::run) returns the results so far with `interrupted: true`.
+/// and `run` returns the results so far with `interrupted: true`.
 #[derive(Debug, Clone)]
 pub struct Interrupt(Arc<watch::Sender<bool>>);
 

@@ -13,6 +13,7 @@ use vload_schema::RunFile;
 use crate::assemble::{RunContext, assemble};
 use crate::collect::{CollectSetup, Collected, collect};
 use crate::error::EngineError;
+use crate::health::FD_MARGIN;
 use crate::observe::{Interrupt, Observer};
 use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
 use crate::schedule::Schedule;
@@ -20,8 +21,6 @@ use crate::targets::{self, Pick, TargetPlan, TargetStream, TargetSummary};
 use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
 use crate::{env, health, tls};
 
-/// File descriptors beyond the connections: the runtime, timers, stdio, files.
-pub(crate) const FD_MARGIN: u64 = 64;
 /// How far ahead of now the workers start together, so that all have started by then.
 const LEAD: Duration = Duration::from_millis(20);
 

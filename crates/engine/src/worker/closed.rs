@@ -1,16 +1,11 @@
-//! Closed loop: each connection sends its next request when the previous one ends.
+//! The closed loop's job source: each connection sends its next request when the previous
+//! one ends, within a budget when the attack counts its requests.
 
 use std::cell::Cell;
-use std::rc::Rc;
-use std::time::Duration;
 
-use super::serve::{Job, Served, serve, spawn_streams};
-use super::state::Worker;
+use super::job::Job;
 
-/// Pause after a failed connect, so a dead server is not spun on.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
-
-/// The closed loop's job source: a budget of requests, if the attack counts them.
+/// A budget of requests, if the attack counts them.
 pub(super) struct Closed {
     budget: Cell<Option<u64>>,
 }
@@ -22,9 +17,9 @@ impl Closed {
         }
     }
 
-    /// The next request, unless the attack is over.
-    pub(super) fn next(&self, worker: &Worker) -> Option<Job> {
-        if worker.stopping.get() {
+    /// The next request, unless the attack is `stopping` or the budget is spent.
+    pub(super) fn next(&self, stopping: bool) -> Option<Job> {
+        if stopping {
             return None;
         }
         match self.budget.get() {
@@ -34,42 +29,4 @@ impl Closed {
         }
         Some(Job::now())
     }
-}
-
-impl Worker {
-    /// The closed loop's next request (none under the open model).
-    fn next_closed_job(&self) -> Option<Job> {
-        match &self.model {
-            super::state::Model::Closed(closed) => closed.next(self),
-            super::state::Model::Open(_) => None,
-        }
-    }
-}
-
-/// One closed-loop connection task: takes its request before connecting (so no connection
-/// opens for a request that is not there, and the accept counts of
-/// --requests-per-connection stay exact), serves until the connection closes, reconnects.
-/// Connections to other TLS hosts outlive a reconnect of the task's own.
-pub(super) async fn connection(worker: Rc<Worker>) {
-    let mut side = Vec::new();
-    let mut first = None;
-    while let Some(job) = first.take().or_else(|| worker.next_closed_job()) {
-        let mut conn = match worker.connect().await {
-            Ok(conn) => conn,
-            Err(failure) => {
-                worker.fail_unsent(failure);
-                tokio::time::sleep(CONNECT_BACKOFF).await;
-                continue;
-            }
-        };
-        conn.side = std::mem::take(&mut side);
-        spawn_streams(&worker, &conn);
-        let served = serve(&worker, &mut conn, Some(job)).await;
-        side = std::mem::take(&mut conn.side);
-        match served {
-            Served::Stop => break,
-            Served::Reconnect(job) => first = job,
-        }
-    }
-    worker.task_ended();
 }

@@ -4,13 +4,15 @@
 //! and no atomics on the hot path. Once a second the worker swaps its [`IntervalStats`] for
 //! an empty one and sends the full one to the collector.
 //!
-//! The layers, one file each: this one runs the thread and its clock (intervals, the end of
-//! the window, interrupts); [`state`] holds what every load model shares and sends one
-//! request; [`serve`] is the one loop that feeds a connection from a job source; [`closed`]
-//! and [`open`] are the two job sources (a budget; a schedule, a pool of idle connections and
-//! the dispatcher).
+//! The layers, each a file, each importing only those below it: [`job`] (what flows
+//! between them); [`closed`] and [`open`], the two job sources (a budget; a schedule and a
+//! pool of idle connections); [`state`], what every load model shares and how one request is
+//! sent and recorded; [`serve`], the one serving loop and the tasks that run it (connections,
+//! HTTP/2 streams, the dispatcher); and this file, the thread and its clock (intervals, the
+//! end of the window, interrupts).
 
 mod closed;
+mod job;
 mod open;
 mod serve;
 mod state;
@@ -154,7 +156,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         Ok(_) = interrupt.wait_for(|on| *on) => {}
     }
     tokio::task::spawn_local(hiccup_probe(worker.clone()));
-    worker.start(setup.connections);
+    serve::start(&worker, setup.connections);
     let clock = Clock {
         t0: setup.t0,
         end,
@@ -211,7 +213,8 @@ impl Clock {
                     let (end, now) = (self.end.expect("guarded"), Instant::now());
                     // The window ends at its planned end, however late this thread noticed it.
                     attack_end = Some(end.min(now));
-                    worker.close_window(now);
+                    // The open loop settles what fell due in the window.
+                    serve::dispatch_due(worker, now);
                     worker.begin_stop();
                     grace = Some(Instant::now() + self.timeout + END_GRACE);
                 }

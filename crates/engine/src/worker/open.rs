@@ -1,9 +1,7 @@
-//! Open loop: requests fall due on a schedule whatever the responses do; connections open on
-//! demand up to a cap; a request that finds them all busy waits, and the wait counts.
-//!
-//! Any task may send what is due (a connection does after each response), so a busy thread
-//! dispatches between task polls rather than only when the runtime gets round to the
-//! timer; the dispatcher task's timer is the fallback for a quiet thread.
+//! The open loop's job source: requests fall due on a schedule whatever the responses do;
+//! an idle connection takes the next one; when none is idle the request waits in the pool,
+//! and the wait counts. The tasks that drive it (the dispatcher, connections opened on
+//! demand) are in `serve.rs`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -12,11 +10,11 @@ use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
-use vload_timer::{PreciseTimer, nanos_between};
+use vload_timer::nanos_between;
 
-use super::serve::{Job, Next, serve, spawn_streams};
-use super::state::Worker;
+use super::job::{Job, Next};
 use crate::conn::Conn;
+use crate::record::IntervalStats;
 use crate::schedule::Schedule;
 
 /// A dispatch later than this counts as a late send.
@@ -24,18 +22,15 @@ pub(crate) const LATE_SEND: Duration = Duration::from_millis(1);
 /// An idle connection unused this long is closed, so that connections opened for a burst do
 /// not stay forever (the idle list is a stack: the busy ones stay on top).
 const IDLE_REAP: Duration = Duration::from_secs(5);
-/// The timer may wake this much after a request's due time, so that one wake-up sends a few
-/// requests instead of one each (dispatch lag stays well under 200 µs).
-const BATCH: Duration = Duration::from_micros(20);
 
 /// The open loop's state: the schedule, the requests waiting for a connection, the idle
-/// connections waiting for a request.
+/// connections waiting for a request, the connections there are.
 pub(super) struct Open {
     pool: RefCell<Pool>,
     /// The schedule, until it is done.
     dispatch: RefCell<Option<Dispatch>>,
     /// Wakes the dispatcher when another task finished the schedule.
-    dispatch_notify: Notify,
+    pub(super) done_notify: Notify,
     dispatch_done: Cell<bool>,
     max_connections: u32,
     connections: Cell<u32>,
@@ -47,6 +42,14 @@ struct Dispatch {
     schedule: Schedule,
     end: Option<Instant>,
     remaining: Option<u64>,
+}
+
+/// What a round of dispatching left.
+pub(super) enum Due {
+    /// The next request falls due then.
+    At(Instant),
+    /// The schedule is done.
+    Over,
 }
 
 /// Requests waiting for a connection, and connections waiting for requests.
@@ -96,7 +99,7 @@ impl Open {
                 end,
                 remaining,
             })),
-            dispatch_notify: Notify::new(),
+            done_notify: Notify::new(),
             dispatch_done: Cell::new(false),
             max_connections,
             connections: Cell::new(0),
@@ -155,13 +158,18 @@ impl Open {
     /// The next due request for `conn`, waiting idle until one comes. The idle connection is
     /// driven meanwhile, so a server that closes it (an idle timeout) is noticed here and not
     /// by the next request.
-    pub(super) async fn next(&self, worker: &Worker, idle: &mut Idle, conn: &mut Conn) -> Next {
+    pub(super) async fn next(
+        &self,
+        idle: &Idle,
+        conn: &mut Conn,
+        stats: &RefCell<IntervalStats>,
+    ) -> Next {
         let slot = &idle.0;
         {
             let mut pool = self.pool.borrow_mut();
             if let Some(job) = pool.pending.pop_front() {
                 drop(pool);
-                worker.count_queue_wait(&job);
+                count_queue_wait(&job, stats);
                 return Next::Job(job);
             }
             if self.dispatch_done.get() {
@@ -189,86 +197,59 @@ impl Open {
         })
         .await
     }
-}
 
-impl Worker {
-    /// A request that waited in the pool: how long, from its dispatch to now.
-    fn count_queue_wait(&self, job: &Job) {
-        if job.queued {
-            let mut stats = self.stats.borrow_mut();
-            stats.queued += 1;
-            stats
-                .queue_wait
-                .record(nanos_between(job.dispatched, Instant::now()));
-        }
-    }
-
-    /// Sends every request due by now; returns the next due time, or `None` once the
-    /// schedule is done (then the attack's dispatching is over).
-    pub(super) fn dispatch_due(self: &Rc<Self>, now: Instant) -> Option<Instant> {
-        let open = self.open()?;
-        let mut guard = open.dispatch.borrow_mut();
-        let d = guard.as_mut()?;
+    /// Sends every request due by `now` to idle connections or the queue; returns when the
+    /// next falls due, or that the schedule is over. After the window's end, requests still
+    /// due in it are counted as never sent.
+    pub(super) fn dispatch_due(
+        &self,
+        now: Instant,
+        stopping: bool,
+        stats: &RefCell<IntervalStats>,
+    ) -> Due {
+        let mut guard = self.dispatch.borrow_mut();
+        let Some(d) = guard.as_mut() else {
+            return Due::Over;
+        };
         if let Some(end) = d.end
             && now >= end
         {
-            self.count_unsent(d, end, now);
+            d.count_unsent(end, now, stats);
         }
         loop {
             let due = d.schedule.due();
-            if d.remaining == Some(0) || d.end.is_some_and(|end| due >= end) || self.stopping.get()
-            {
-                drop(guard);
-                self.finish_dispatch();
-                return None;
+            if d.remaining == Some(0) || d.end.is_some_and(|end| due >= end) || stopping {
+                return Due::Over;
             }
             if due > now {
-                return Some(due);
+                return Due::At(due);
             }
             let job = Job {
                 intended: due,
                 dispatched: now,
                 queued: false,
             };
-            self.dispatch(job, now);
+            self.dispatch(job, now, stats);
             d.remaining = d.remaining.map(|n| n - 1);
             d.schedule.advance();
         }
     }
 
-    /// The window is over: a request due in it that is not out yet could only go out after
-    /// it, over 1 ms late. It is counted as due and never sent (a frozen client), whichever
-    /// task notices the end first.
-    fn count_unsent(&self, d: &mut Dispatch, end: Instant, now: Instant) {
-        let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
-        let unsent = d
-            .schedule
-            .skip_before(cutoff, d.remaining.unwrap_or(u64::MAX));
-        d.remaining = d.remaining.map(|n| n - unsent);
-        if unsent > 0 {
-            let mut stats = self.stats.borrow_mut();
-            stats.intended += unsent;
-            stats.unsent += unsent;
+    /// Ends the schedule; true when it was still running (the attack's sending ends now).
+    pub(super) fn finish(&self) -> bool {
+        if self.dispatch.borrow_mut().take().is_none() {
+            return false;
         }
+        self.dispatch_done.set(true);
+        self.close_idle();
+        self.done_notify.notify_one();
+        true
     }
 
-    fn finish_dispatch(&self) {
-        let Some(open) = self.open() else { return };
-        if open.dispatch.borrow_mut().take().is_none() {
-            return;
-        }
-        open.dispatch_done.set(true);
-        // An open loop's attack ends when dispatching ends.
-        self.last_send.set(Some(Instant::now()));
-        open.close_idle();
-        open.dispatch_notify.notify_one();
-    }
-
-    /// Hands a due request to an idle connection, or queues it and opens one if allowed.
-    fn dispatch(self: &Rc<Self>, job: Job, now: Instant) {
-        let Some(open) = self.open() else { return };
+    /// Hands a due request to an idle connection, or queues it.
+    fn dispatch(&self, job: Job, now: Instant, stats: &RefCell<IntervalStats>) {
         {
-            let mut stats = self.stats.borrow_mut();
+            let mut stats = stats.borrow_mut();
             stats.intended += 1;
             let lag = nanos_between(job.intended, now);
             stats.dispatch_lag.record(lag);
@@ -276,7 +257,7 @@ impl Worker {
                 stats.late_sends += 1;
             }
         }
-        let slot = open.pool.borrow_mut().idle.pop();
+        let slot = self.pool.borrow_mut().idle.pop();
         match slot {
             Some(slot) => slot.fill(Some(job)),
             None => {
@@ -284,74 +265,68 @@ impl Worker {
                     queued: true,
                     ..job
                 };
-                open.pool.borrow_mut().pending.push_back(job);
-                self.grow();
+                self.pool.borrow_mut().pending.push_back(job);
             }
         }
     }
 
-    /// Opens connections while requests wait for one and the cap allows.
-    fn grow(self: &Rc<Self>) {
-        let Some(open) = self.open() else { return };
-        // A connection being made will take `streams` requests (HTTP/2) or one (HTTP/1.1).
-        let per_connection = self.plan.protocol.streams() as usize;
-        while open.pool.borrow().pending.len() > open.connecting.get() as usize * per_connection
-            && open.connections.get() < open.max_connections
+    /// How many connections to open now, counted as connecting at once: while requests wait
+    /// for more than the connections being made will take (`streams` each), and the cap
+    /// allows.
+    pub(super) fn to_open(&self, streams: u32) -> u32 {
+        let mut opened = 0;
+        while self.pool.borrow().pending.len() > self.connecting.get() as usize * streams as usize
+            && self.connections.get() < self.max_connections
         {
-            // Counted as connecting now, not when the task first runs: the loop reads it.
-            open.connections.set(open.connections.get() + 1);
-            open.connecting.set(open.connecting.get() + 1);
-            self.spawn_task(connection(self.clone()));
+            self.connections.set(self.connections.get() + 1);
+            self.connecting.set(self.connecting.get() + 1);
+            opened += 1;
+        }
+        opened
+    }
+
+    /// A connection being made is made, or failed; when it failed, the request that asked
+    /// for it is returned, to fail with it.
+    pub(super) fn connected(&self, ok: bool) -> Option<Job> {
+        self.connecting.set(self.connecting.get() - 1);
+        if ok {
+            None
+        } else {
+            self.pool.borrow_mut().pending.pop_front()
+        }
+    }
+
+    /// A connection has ended.
+    pub(super) fn closed(&self) {
+        self.connections.set(self.connections.get() - 1);
+    }
+}
+
+impl Dispatch {
+    /// The window is over: a request due in it that is not out yet could only go out after
+    /// it, over 1 ms late. It is counted as due and never sent (a frozen client), whichever
+    /// task notices the end first.
+    fn count_unsent(&mut self, end: Instant, now: Instant, stats: &RefCell<IntervalStats>) {
+        let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
+        let unsent = self
+            .schedule
+            .skip_before(cutoff, self.remaining.unwrap_or(u64::MAX));
+        self.remaining = self.remaining.map(|n| n - unsent);
+        if unsent > 0 {
+            let mut stats = stats.borrow_mut();
+            stats.intended += unsent;
+            stats.unsent += unsent;
         }
     }
 }
 
-/// The dispatcher task: sleeps on a microsecond timer until the next due time (a little
-/// after, to batch) and dispatches everything due.
-pub(super) async fn dispatcher(worker: Rc<Worker>) {
-    let timer = PreciseTimer::new().ok();
-    if let Some(open) = worker.open() {
-        while let Some(due) = worker.dispatch_due(Instant::now()) {
-            let wake = due + BATCH;
-            let sleep = async {
-                match &timer {
-                    Some(timer) => timer.sleep_until(wake).await,
-                    None => tokio::time::sleep_until(wake.into()).await,
-                }
-            };
-            tokio::select! {
-                () = sleep => {}
-                () = worker.stop_notify.notified() => {}
-                () = open.dispatch_notify.notified() => {}
-            }
-        }
+/// A request that waited in the pool: how long, from its dispatch to now.
+fn count_queue_wait(job: &Job, stats: &RefCell<IntervalStats>) {
+    if job.queued {
+        let mut stats = stats.borrow_mut();
+        stats.queued += 1;
+        stats
+            .queue_wait
+            .record(nanos_between(job.dispatched, Instant::now()));
     }
-    worker.finish_dispatch();
-    worker.task_ended();
-}
-
-/// An open-loop connection, made on demand: serves due requests until it closes or the
-/// attack ends, then lets the pool open another if requests still wait.
-async fn connection(worker: Rc<Worker>) {
-    let connected = worker.connect().await;
-    let Some(open) = worker.open() else {
-        return worker.task_ended();
-    };
-    open.connecting.set(open.connecting.get() - 1);
-    match connected {
-        Err(failure) => {
-            // The request that asked for this connection fails with it.
-            let job = open.pool.borrow_mut().pending.pop_front();
-            if job.is_some() {
-                worker.fail_unsent(failure);
-            }
-        }
-        Ok(mut conn) => {
-            spawn_streams(&worker, &conn);
-            serve(&worker, &mut conn, None).await;
-        }
-    }
-    open.connections.set(open.connections.get() - 1);
-    worker.grow();
-    worker.task_ended();
 }

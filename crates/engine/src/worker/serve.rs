@@ -1,69 +1,57 @@
-//! The one serving loop: a connection takes jobs from the worker's job source (the closed
-//! loop's budget or the open loop's pool) and sends them until it closes or the attack ends.
+//! Serving: the one loop that feeds a connection from the worker's job source, and the tasks
+//! that run it. Closed loop: a task per connection that takes its request before connecting,
+//! serves, and reconnects. Open loop: a dispatcher that sends what falls due, and connections
+//! opened on demand that serve until they close. Any task may dispatch (a connection does
+//! after each response), so a busy thread dispatches between task polls rather than only
+//! when the runtime gets round to the timer; the dispatcher's timer is the fallback for a
+//! quiet thread.
 
 use std::rc::Rc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use vload_timer::PreciseTimer;
+
+use super::job::{Flow, Job, Next};
+use super::open::{Due, Idle};
 use super::state::{Model, Worker};
 use crate::conn::Conn;
 
-/// A request to send. Closed loop: intended = when it was issued.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Job {
-    pub(super) intended: Instant,
-    /// Open loop: when it was handed to the pool, and whether it had to wait there for a
-    /// connection (every connection busy or being made).
-    pub(super) dispatched: Instant,
-    pub(super) queued: bool,
-}
-
-impl Job {
-    /// A job due now (the closed loop's).
-    pub(super) fn now() -> Job {
-        let now = Instant::now();
-        Job {
-            intended: now,
-            dispatched: now,
-            queued: false,
-        }
-    }
-}
-
-/// How a request ended, for the connection's next step.
-pub(super) enum Flow {
-    KeepAlive,
-    Reconnect,
-    /// The target files ran out for this worker: nothing was sent.
-    Exhausted,
-}
-
-/// What a connection gets next from the job source.
-pub(super) enum Next {
-    Job(Job),
-    /// The attack is over.
-    Stop,
-    /// The server closed the idle connection.
-    Closed,
-}
+/// Closed loop: pause after a failed connect, so a dead server is not spun on.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+/// Open loop: the timer may wake this much after a request's due time, so that one wake-up
+/// sends a few requests instead of one each (dispatch lag stays well under 200 µs).
+const BATCH: Duration = Duration::from_micros(20);
 
 /// How serving a connection ended.
-pub(super) enum Served {
+enum Served {
     /// The attack is over for this connection.
     Stop,
     /// The connection closed or must be replaced; a job it took is handed back.
     Reconnect(Option<Job>),
 }
 
+/// Starts the load: `connections` closed-loop connections, or the open loop's dispatcher.
+pub(super) fn start(worker: &Rc<Worker>, connections: u32) {
+    match &worker.model {
+        Model::Closed(_) => {
+            for _ in 0..connections {
+                worker.spawn_task(closed_connection(worker.clone()));
+            }
+        }
+        Model::Open(_) => worker.spawn_task(dispatcher(worker.clone())),
+    }
+}
+
 /// Serves jobs on `conn`, starting with `first`, until it closes or the attack ends.
-pub(super) async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Option<Job>) -> Served {
-    let mut idle = super::open::Idle::default();
+async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Option<Job>) -> Served {
+    let idle = Idle::default();
     loop {
         if first.is_none() && !conn.is_open() {
             return Served::Reconnect(None);
         }
         let job = match first.take() {
             Some(job) => job,
-            None => match worker.next_job(&mut idle, conn).await {
+            None => match next_job(worker, &idle, conn).await {
                 Next::Job(job) => job,
                 Next::Stop => return Served::Stop,
                 Next::Closed => return Served::Reconnect(None),
@@ -71,10 +59,13 @@ pub(super) async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Optio
         };
         if !conn.is_open() {
             // Closed under us: the job waits for another connection.
-            return Served::Reconnect(worker.hand_back(job));
+            return Served::Reconnect(hand_back(worker, job));
         }
         let flow = worker.execute(conn, job).await;
-        worker.after_exchange();
+        if worker.open().is_some() {
+            // Whatever fell due meanwhile goes out now, not when the timer is next polled.
+            dispatch_due(worker, Instant::now());
+        }
         match flow {
             Flow::KeepAlive => {}
             Flow::Reconnect => return Served::Reconnect(None),
@@ -86,42 +77,32 @@ pub(super) async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Optio
     }
 }
 
-impl Worker {
-    /// The next job for `conn`, from the load model's source.
-    async fn next_job(&self, idle: &mut super::open::Idle, conn: &mut Conn) -> Next {
-        match &self.model {
-            Model::Closed(closed) => match closed.next(self) {
-                Some(job) => Next::Job(job),
-                None => Next::Stop,
-            },
-            Model::Open(open) => open.next(self, idle, conn).await,
-        }
+/// The next job for `conn`, from the load model's source.
+async fn next_job(worker: &Worker, idle: &Idle, conn: &mut Conn) -> Next {
+    match &worker.model {
+        Model::Closed(closed) => match closed.next(worker.stopping.get()) {
+            Some(job) => Next::Job(job),
+            None => Next::Stop,
+        },
+        Model::Open(open) => open.next(idle, conn, &worker.stats).await,
     }
+}
 
-    /// A job taken by a connection that then found itself closed: the closed loop keeps it
-    /// for the next connection; the open loop puts it back in front of the queue.
-    fn hand_back(&self, job: Job) -> Option<Job> {
-        match &self.model {
-            Model::Closed(_) => Some(job),
-            Model::Open(open) => {
-                open.requeue(job);
-                None
-            }
-        }
-    }
-
-    /// After each response: the open loop sends whatever fell due meanwhile, now rather than
-    /// when the timer is next polled.
-    fn after_exchange(self: &Rc<Self>) {
-        if self.open().is_some() {
-            self.dispatch_due(Instant::now());
+/// A job taken by a connection that then found itself closed: the closed loop keeps it for
+/// the next connection; the open loop puts it back in front of the queue.
+fn hand_back(worker: &Worker, job: Job) -> Option<Job> {
+    match &worker.model {
+        Model::Closed(_) => Some(job),
+        Model::Open(open) => {
+            open.requeue(job);
+            None
         }
     }
 }
 
 /// Starts the other streams of an HTTP/2 connection, each a task of its own that serves
 /// until the connection closes (the connection's first stream reconnects).
-pub(super) fn spawn_streams(worker: &Rc<Worker>, conn: &Conn) {
+fn spawn_streams(worker: &Rc<Worker>, conn: &Conn) {
     for _ in 1..worker.plan.protocol.streams() {
         if let Some(stream) = conn.stream(worker.plan.timeout) {
             worker.spawn_task(stream_task(worker.clone(), stream));
@@ -131,5 +112,115 @@ pub(super) fn spawn_streams(worker: &Rc<Worker>, conn: &Conn) {
 
 async fn stream_task(worker: Rc<Worker>, mut conn: Conn) {
     serve(&worker, &mut conn, None).await;
+    worker.task_ended();
+}
+
+/// One closed-loop connection task: takes its request before connecting (so no connection
+/// opens for a request that is not there, and the accept counts of
+/// --requests-per-connection stay exact), serves until the connection closes, reconnects.
+/// Connections to other TLS hosts outlive a reconnect of the task's own.
+async fn closed_connection(worker: Rc<Worker>) {
+    let Model::Closed(closed) = &worker.model else {
+        return worker.task_ended();
+    };
+    let mut side = Vec::new();
+    let mut first = None;
+    while let Some(job) = first.take().or_else(|| closed.next(worker.stopping.get())) {
+        let mut conn = match worker.connect().await {
+            Ok(conn) => conn,
+            Err(failure) => {
+                worker.fail_unsent(failure);
+                tokio::time::sleep(CONNECT_BACKOFF).await;
+                continue;
+            }
+        };
+        conn.side = std::mem::take(&mut side);
+        spawn_streams(&worker, &conn);
+        let served = serve(&worker, &mut conn, Some(job)).await;
+        side = std::mem::take(&mut conn.side);
+        match served {
+            Served::Stop => break,
+            Served::Reconnect(job) => first = job,
+        }
+    }
+    worker.task_ended();
+}
+
+/// Open loop: sends every request due by `now`, opens connections for those that wait;
+/// returns the next due time, or `None` once the schedule is done.
+pub(super) fn dispatch_due(worker: &Rc<Worker>, now: Instant) -> Option<Instant> {
+    let open = worker.open()?;
+    let due = open.dispatch_due(now, worker.stopping.get(), &worker.stats);
+    grow(worker);
+    match due {
+        Due::At(at) => Some(at),
+        Due::Over => {
+            finish_dispatch(worker);
+            None
+        }
+    }
+}
+
+fn finish_dispatch(worker: &Worker) {
+    if worker.open().is_some_and(|open| open.finish()) {
+        // An open loop's attack ends when dispatching ends.
+        worker.last_send.set(Some(Instant::now()));
+    }
+}
+
+/// Opens connections while requests wait for one and the cap allows.
+fn grow(worker: &Rc<Worker>) {
+    let Some(open) = worker.open() else { return };
+    for _ in 0..open.to_open(worker.plan.protocol.streams()) {
+        worker.spawn_task(open_connection(worker.clone()));
+    }
+}
+
+/// The open loop's dispatcher: sleeps on a microsecond timer until the next due time (a
+/// little after, to batch) and dispatches everything due.
+async fn dispatcher(worker: Rc<Worker>) {
+    let timer = PreciseTimer::new().ok();
+    if let Some(open) = worker.open() {
+        while let Some(due) = dispatch_due(&worker, Instant::now()) {
+            let wake = due + BATCH;
+            let sleep = async {
+                match &timer {
+                    Some(timer) => timer.sleep_until(wake).await,
+                    None => tokio::time::sleep_until(wake.into()).await,
+                }
+            };
+            tokio::select! {
+                () = sleep => {}
+                () = worker.stop_notify.notified() => {}
+                () = open.done_notify.notified() => {}
+            }
+        }
+    }
+    finish_dispatch(&worker);
+    worker.task_ended();
+}
+
+/// An open-loop connection, made on demand: serves due requests until it closes or the
+/// attack ends, then lets the pool open another if requests still wait.
+async fn open_connection(worker: Rc<Worker>) {
+    let connected = worker.connect().await;
+    let Some(open) = worker.open() else {
+        return worker.task_ended();
+    };
+    match connected {
+        Err(failure) => {
+            // The request that asked for this connection fails with it.
+            if open.connected(false).is_some() {
+                worker.fail_unsent(failure);
+            }
+        }
+        Ok(mut conn) => {
+            open.connected(true);
+            spawn_streams(&worker, &conn);
+            serve(&worker, &mut conn, None).await;
+        }
+    }
+    open.closed();
+    grow(&worker);
     worker.task_ended();
 }

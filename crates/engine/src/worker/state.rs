@@ -2,7 +2,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::task::{Context, Waker};
@@ -13,8 +12,8 @@ use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
 
 use super::closed::Closed;
+use super::job::{Flow, Job};
 use super::open::Open;
-use super::serve::{Flow, Job};
 use super::{WorkerMsg, WorkerSetup};
 use crate::cache::CacheClass;
 use crate::conn::{Conn, Dialer};
@@ -100,18 +99,6 @@ impl Worker {
         }
     }
 
-    /// Starts the load: `connections` closed-loop connections, or the dispatcher.
-    pub(super) fn start(self: &Rc<Self>, connections: u32) {
-        match &self.model {
-            Model::Closed(_) => {
-                for _ in 0..connections {
-                    self.spawn_task(super::closed::connection(self.clone()));
-                }
-            }
-            Model::Open(_) => self.spawn_task(super::open::dispatcher(self.clone())),
-        }
-    }
-
     pub(super) fn open(&self) -> Option<&Open> {
         match &self.model {
             Model::Open(open) => Some(open),
@@ -137,13 +124,6 @@ impl Worker {
         self.stop_notify.notify_one();
         if let Some(open) = self.open() {
             open.stop();
-        }
-    }
-
-    /// At the window's end: the open loop settles what fell due in it.
-    pub(super) fn close_window(self: &Rc<Self>, now: Instant) {
-        if self.open().is_some() {
-            self.dispatch_due(now);
         }
     }
 

@@ -2,7 +2,7 @@
 
 use vload_schema::{Interval, Moments, RunFile, SchemaError};
 
-use crate::compare::Metric;
+use crate::metric::Metric;
 use crate::stats::{lag1_autocorrelation, t_interval};
 
 /// Batches a run is cut into (fewer if the run is short, at least 5).

@@ -1,0 +1,43 @@
+//! What flows between a worker's parts: a job (one request to send), how its exchange ended,
+//! and what a connection gets next.
+
+use std::time::Instant;
+
+/// A request to send. Closed loop: intended = when it was issued.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job {
+    pub(super) intended: Instant,
+    /// Open loop: when it was handed to the pool, and whether it had to wait there for a
+    /// connection (every connection busy or being made).
+    pub(super) dispatched: Instant,
+    pub(super) queued: bool,
+}
+
+impl Job {
+    /// A job due now (the closed loop's).
+    pub(super) fn now() -> Job {
+        let now = Instant::now();
+        Job {
+            intended: now,
+            dispatched: now,
+            queued: false,
+        }
+    }
+}
+
+/// How a request ended, for the connection's next step.
+pub(super) enum Flow {
+    KeepAlive,
+    Reconnect,
+    /// The target files ran out for this worker: nothing was sent.
+    Exhausted,
+}
+
+/// What a connection gets next from the job source.
+pub(super) enum Next {
+    Job(Job),
+    /// The attack is over.
+    Stop,
+    /// The server closed the idle connection.
+    Closed,
+}
