@@ -3,7 +3,7 @@
 use serde::Serialize;
 use vload_schema::{Mode, RunFile};
 
-use vload_schema::Verdict as Health;
+use vload_schema::HealthVerdict as Health;
 
 /// How loud a check is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,19 +45,33 @@ pub(crate) fn comparability(
     hit_ratios: Option<(f64, f64)>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
+    same_plan(&mut checks, a, b);
+    cache(&mut checks, hit_ratios);
+    for (name, group) in [("A", a), ("B", b)] {
+        group_health(&mut checks, name, group);
+    }
+    run_order(&mut checks, a, b);
+    addresses(&mut checks, a, b);
+    balance(&mut checks, a, b);
+    clients(&mut checks, a, b);
+    checks
+}
+
+/// Same workload, load model, offered load, duration and histogram layout on every run.
+fn same_plan(checks: &mut Vec<Check>, a: &[RunFile], b: &[RunFile]) {
     let all: Vec<&RunFile> = a.iter().chain(b).collect();
     let first = all[0];
     let differs = |f: &dyn Fn(&RunFile) -> String| all.iter().any(|r| f(r) != f(first));
     if differs(&|r| r.workload_hash.clone()) {
         warn(
-            &mut checks,
+            checks,
             "workload differs between runs (method, URL, headers or body): compare like with like"
                 .into(),
         );
     }
     if differs(&|r| format!("{:?}", r.plan.mode)) {
         warn(
-            &mut checks,
+            checks,
             "load models differ (open and closed loop): the latencies are not the same quantity"
                 .into(),
         );
@@ -69,17 +83,17 @@ pub(crate) fn comparability(
     if differs(&|r| load(r)) {
         let (la, lb) = (load(&a[0]), load(&b[0]));
         warn(
-            &mut checks,
+            checks,
             format!("offered load differs (A {la}, B {lb}): latency depends on load"),
         );
     }
-    let durations: Vec<f64> = all.iter().map(|r| r.window.measured_s).collect();
-    let (shortest, longest) = durations
+    let (shortest, longest) = all
         .iter()
-        .fold((f64::MAX, 0.0f64), |(lo, hi), d| (lo.min(*d), hi.max(*d)));
+        .map(|r| r.window.measured_s)
+        .fold((f64::MAX, 0.0f64), |(lo, hi), d| (lo.min(d), hi.max(d)));
     if shortest > 0.0 && longest / shortest > 1.05 {
         warn(
-            &mut checks,
+            checks,
             format!(
                 "measured durations differ by more than 5% ({shortest:.1} s to {longest:.1} s)"
             ),
@@ -87,15 +101,19 @@ pub(crate) fn comparability(
     }
     if differs(&|r| format!("{:?}", r.plan.histogram)) {
         warn(
-            &mut checks,
+            checks,
             "histogram settings differ: percentiles are quantised differently".into(),
         );
     }
+}
+
+/// Hit ratios more than half a point apart make latency differences cache effects.
+fn cache(checks: &mut Vec<Check>, hit_ratios: Option<(f64, f64)>) {
     if let Some((ha, hb)) = hit_ratios
         && (ha - hb).abs() * 100.0 > 0.5
     {
         warn(
-            &mut checks,
+            checks,
             format!(
                 "cache behaviour differs (hit ratio A {:.2}% vs B {:.2}%): latency differences may be cache effects",
                 ha * 100.0,
@@ -103,56 +121,60 @@ pub(crate) fn comparability(
             ),
         );
     }
-    for (name, group) in [("A", a), ("B", b)] {
-        let verdicts = |wanted: Health| -> Vec<String> {
-            group
-                .iter()
-                .filter(|r| r.client_health.verdict == wanted)
-                .map(|r| r.run_id.clone())
-                .collect()
-        };
-        let bound = verdicts(Health::ClientBound);
-        if !bound.is_empty() {
-            warn(
-                &mut checks,
-                format!(
-                    "{name}: {} of {} runs were client-bound (they measured vload, not the server): {}",
-                    bound.len(),
-                    group.len(),
-                    bound.join(", ")
-                ),
-            );
-        }
-        let warned = verdicts(Health::Warn);
-        if !warned.is_empty() {
-            note(
-                &mut checks,
-                format!(
-                    "{name}: {} of {} runs have client-health warnings (see vload report)",
-                    warned.len(),
-                    group.len()
-                ),
-            );
-        }
-        let interrupted = group.iter().filter(|r| r.interrupted).count();
-        if interrupted > 0 {
-            warn(
-                &mut checks,
-                format!("{name}: {interrupted} run(s) were interrupted (partial)"),
-            );
-        }
+}
+
+/// Client-bound, warned and interrupted runs of one group.
+fn group_health(checks: &mut Vec<Check>, name: &str, group: &[RunFile]) {
+    let verdicts = |wanted: Health| -> Vec<String> {
+        group
+            .iter()
+            .filter(|r| r.client_health.verdict == wanted)
+            .map(|r| r.run_id.clone())
+            .collect()
+    };
+    let bound = verdicts(Health::ClientBound);
+    if !bound.is_empty() {
+        warn(
+            checks,
+            format!(
+                "{name}: {} of {} runs were client-bound (they measured vload, not the server): {}",
+                bound.len(),
+                group.len(),
+                bound.join(", ")
+            ),
+        );
     }
-    run_order(&mut checks, a, b);
-    addresses(&mut checks, a, b);
+    let warned = verdicts(Health::Warn);
+    if !warned.is_empty() {
+        note(
+            checks,
+            format!(
+                "{name}: {} of {} runs have client-health warnings (see vload report)",
+                warned.len(),
+                group.len()
+            ),
+        );
+    }
+    let interrupted = group.iter().filter(|r| r.interrupted).count();
+    if interrupted > 0 {
+        warn(
+            checks,
+            format!("{name}: {interrupted} run(s) were interrupted (partial)"),
+        );
+    }
+}
+
+/// Group sizes: unbalanced, or too few for a distribution-free test.
+fn balance(checks: &mut Vec<Check>, a: &[RunFile], b: &[RunFile]) {
     if a.len() != b.len() {
         warn(
-            &mut checks,
+            checks,
             format!("unbalanced: {} runs against {}", a.len(), b.len()),
         );
     }
     if a.len() < 4 || b.len() < 4 {
         note(
-            &mut checks,
+            checks,
             format!(
                 "{} + {} runs: a distribution-free test needs at least 4 a side",
                 a.len(),
@@ -160,6 +182,10 @@ pub(crate) fn comparability(
             ),
         );
     }
+}
+
+/// Which machines generated each side's load.
+fn clients(checks: &mut Vec<Check>, a: &[RunFile], b: &[RunFile]) {
     let arch = |g: &[RunFile]| {
         let mut v: Vec<String> = g.iter().map(|r| r.environment.arch.clone()).collect();
         v.dedup();
@@ -172,7 +198,7 @@ pub(crate) fn comparability(
         v.join(", ")
     };
     note(
-        &mut checks,
+        checks,
         format!(
             "client A: {} on {}; client B: {} on {}",
             arch(a),
@@ -181,7 +207,6 @@ pub(crate) fn comparability(
             hosts(b)
         ),
     );
-    checks
 }
 
 /// When every run of one side came before every run of the other, a machine that drifts

@@ -2,7 +2,7 @@
 //!
 //! [`Summary::of`] turns a [`vload_schema::RunFile`] into the numbers a report prints
 //! (exact moments, percentiles where enough samples support them, rates, the error set,
-//! cache hits and the client-health verdict); [`render::text::render`] prints it. The
+//! cache hits and the client-health verdict); [`render::report::text::render`] prints it. The
 //! crate is pure computation over run files: no I/O, no async runtime.
 //!
 //! # Example
@@ -11,7 +11,7 @@
 //! let text = include_str!("../../schema/tests/data/golden-run.json");
 //! let run = vload_schema::RunFile::from_json(text)?;
 //! let summary = vload_analyze::Summary::of(&run)?;
-//! let report = vload_analyze::render::text::render(&summary);
+//! let report = vload_analyze::render::report::text::render(&summary);
 //! assert!(report.contains("response time from the intended send"));
 //! # Ok::<(), vload_schema::SchemaError>(())
 //! ```
@@ -51,7 +51,7 @@ mod tests {
 
     #[test]
     fn text_report_has_every_section_and_never_nan() {
-        let report = render::text::render(&Summary::of(&golden()).unwrap());
+        let report = render::report::text::render(&Summary::of(&golden()).unwrap());
         for needle in [
             "Requests",
             "Duration",
@@ -82,7 +82,7 @@ mod tests {
             None,
             "4 samples cannot support a median"
         );
-        let report = render::text::render(&summary);
+        let report = render::report::text::render(&summary);
         assert!(report.contains("too few samples (4)"), "{report}");
     }
 
@@ -91,7 +91,7 @@ mod tests {
         // The golden run has one 990 ms outlier among ~200 µs responses.
         let summary = Summary::of(&golden()).unwrap();
         assert!(summary.has_long_tail());
-        assert!(render::text::render(&summary).contains("normal for a long tail"));
+        assert!(render::report::text::render(&summary).contains("normal for a long tail"));
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use vload_schema::{
-    ClientHealth, EncodedHistogram, HealthSignal, Interval, LatencyRecord, RunFile, SchemaError,
-    Verdict,
+    ClientHealth, EncodedHistogram, HealthSignal, HealthVerdict, Interval, LatencyRecord, RunFile,
+    SchemaError,
 };
 
 /// Why runs cannot be merged.
@@ -136,41 +136,7 @@ pub fn check_shards(runs: &[(String, RunFile)], force: bool) -> Result<Vec<Strin
             missing.join(", ")
         ))?;
     }
-    // Windows on the wall clock: [start, start + warm-up + measured].
-    let spans: Vec<(&String, i64, i64)> = runs
-        .iter()
-        .filter_map(|(name, r)| {
-            let start = epoch_ms(&r.started_at)?;
-            let length = (r.window.warmup_s + r.window.measured_s) * 1000.0;
-            Some((name, start, start + length as i64))
-        })
-        .collect();
-    let latest_start = spans.iter().max_by_key(|s| s.1);
-    let earliest_end = spans.iter().min_by_key(|s| s.2);
-    if let (Some(late), Some(early)) = (latest_start, earliest_end)
-        && late.1 > early.2
-    {
-        findings.push(format!(
-            "shards' windows do not overlap: '{}' began {:.1} s after '{}' ended (start them together with --start-at)",
-            late.0,
-            (late.1 - early.2) as f64 / 1000.0,
-            early.0
-        ));
-    }
-    for (name, r) in runs {
-        if let Some(late) = r.window.start_offset_s.filter(|s| s.abs() > 1.0) {
-            findings.push(format!(
-                "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
-            ));
-        }
-        if let Some(clock) = r.environment.clock.filter(|c| !c.synchronized) {
-            findings.push(format!(
-                "'{name}': the clock of {} is not synchronised (max error {} ms): shards' seconds may not line up",
-                r.environment.hostname,
-                clock.max_error_us / 1000
-            ));
-        }
-    }
+    findings.extend(timing(runs));
     Ok(findings)
 }
 
@@ -240,6 +206,48 @@ fn finish(
     .transpose()
 }
 
+/// What a reader of merged shards must know about their timing: windows that do not
+/// overlap, late starts, unsynchronised clocks.
+fn timing(runs: &[(String, RunFile)]) -> Vec<String> {
+    let mut findings = Vec::new();
+    // Windows on the wall clock: [start, start + warm-up + measured].
+    let spans: Vec<(&String, i64, i64)> = runs
+        .iter()
+        .filter_map(|(name, r)| {
+            let start = epoch_ms(&r.started_at)?;
+            let length = (r.window.warmup_s + r.window.measured_s) * 1000.0;
+            Some((name, start, start + length as i64))
+        })
+        .collect();
+    let latest_start = spans.iter().max_by_key(|s| s.1);
+    let earliest_end = spans.iter().min_by_key(|s| s.2);
+    if let (Some(late), Some(early)) = (latest_start, earliest_end)
+        && late.1 > early.2
+    {
+        findings.push(format!(
+            "shards' windows do not overlap: '{}' began {:.1} s after '{}' ended (start them together with --start-at)",
+            late.0,
+            (late.1 - early.2) as f64 / 1000.0,
+            early.0
+        ));
+    }
+    for (name, r) in runs {
+        if let Some(late) = r.window.start_offset_s.filter(|s| s.abs() > 1.0) {
+            findings.push(format!(
+                "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
+            ));
+        }
+        if let Some(clock) = r.environment.clock.filter(|c| !c.synchronized) {
+            findings.push(format!(
+                "'{name}': the clock of {} is not synchronised (max error {} ms): shards' seconds may not line up",
+                r.environment.hostname,
+                clock.max_error_us / 1000
+            ));
+        }
+    }
+    findings
+}
+
 /// Merges runs exactly: counts add, histograms add, moments merge by Chan's formula, and
 /// intervals that fall in the same wall-clock second add up. Runs that overlap in time are
 /// taken as shards of one attack (the window is the longest); runs that do not overlap, as
@@ -256,93 +264,23 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     if runs.len() == 1 {
         return Ok(first.clone());
     }
+    let starts: Vec<i64> = runs
+        .iter()
+        .map(|(_, r)| epoch_ms(&r.started_at).unwrap_or(0))
+        .collect();
+    let earliest = *starts.iter().min().expect("non-empty");
+    let mut sums = Sums::default();
+    for ((name, run), start) in runs.iter().zip(&starts) {
+        sums.add(name, run, (start - earliest) as f64 / 1000.0)?;
+    }
     let mut out = first.clone();
     // The merge is the whole attack.
     out.plan.shard = None;
     // Each run's server counters cover its own span; shards share one server, so adding them
     // would count it several times. A merged report leaves them out.
     out.server = None;
-    let starts: Vec<i64> = runs
-        .iter()
-        .map(|(_, r)| epoch_ms(&r.started_at).unwrap_or(0))
-        .collect();
-    let earliest = *starts.iter().min().expect("non-empty");
-    let overlapping = runs.iter().zip(&starts).all(|((_, r), s)| {
-        let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
-        runs.iter().zip(&starts).all(|((_, _), s2)| *s2 <= end)
-    });
-    // Every latency record adds up, the optional ones (hit, miss, TLS, queue wait) included:
-    // keeping the first run's would report one shard's hit latency as the whole attack's.
-    let mut records: [Accumulator; OPTIONAL.len()] = Default::default();
-    let (mut service, mut hiccup) = (None, None);
-    let mut intervals: BTreeMap<i64, (Interval, hdrhistogram::Histogram<u64>)> = BTreeMap::new();
-    out.totals = vload_schema::Totals {
-        status_codes: BTreeMap::new(),
-        errors: BTreeMap::new(),
-        ..zero_totals()
-    };
-    out.cache = Default::default();
-    for ((name, run), start) in runs.iter().zip(&starts) {
-        add_totals(&mut out.totals, &run.totals);
-        add(&mut out.cache.hit, run.cache.hit);
-        add(&mut out.cache.miss, run.cache.miss);
-        add(&mut out.cache.unknown, run.cache.unknown);
-        add(
-            &mut out.cache.by_source.x_varnish,
-            run.cache.by_source.x_varnish,
-        );
-        add(
-            &mut out.cache.by_source.x_cache,
-            run.cache.by_source.x_cache,
-        );
-        add(&mut out.cache.by_source.age, run.cache.by_source.age);
-        for (acc, field) in records.iter_mut().zip(OPTIONAL) {
-            if let Some(r) = field(&run.latency) {
-                add_record(acc, r, name)?;
-            }
-        }
-        add_record(&mut service, &run.latency.service, name)?;
-        add_record(&mut hiccup, &run.latency.hiccup, name)?;
-        for interval in &run.intervals {
-            let offset_s = (start - earliest) as f64 / 1000.0 + interval.start_s;
-            add_interval(&mut intervals, offset_s, interval, name)?;
-        }
-    }
-    let w = runs.iter().map(|(_, r)| r.window);
-    out.window = if overlapping {
-        w.fold(out.window, |acc, w| vload_schema::Window {
-            warmup_s: acc.warmup_s.max(w.warmup_s),
-            measured_s: acc.measured_s.max(w.measured_s),
-            wait_s: acc.wait_s.max(w.wait_s),
-            start_offset_s: None,
-        })
-    } else {
-        let sum = |f: fn(&vload_schema::Window) -> f64| {
-            runs.iter().map(|(_, r)| f(&r.window)).sum::<f64>()
-        };
-        vload_schema::Window {
-            warmup_s: sum(|w| w.warmup_s),
-            measured_s: sum(|w| w.measured_s),
-            wait_s: sum(|w| w.wait_s),
-            start_offset_s: None,
-        }
-    };
-    let [response, lag, hit, miss, tls, queue] = records;
-    out.latency.response = finish(response)?;
-    out.latency.dispatch_lag = finish(lag)?;
-    out.latency.hit = finish(hit)?;
-    out.latency.miss = finish(miss)?;
-    out.latency.tls_handshake = finish(tls)?;
-    out.latency.queue_wait = finish(queue)?;
-    out.latency.service = finish(service)?.expect("every run has service time");
-    out.latency.hiccup = finish(hiccup)?.expect("every run has a hiccup record");
-    out.intervals = intervals
-        .into_values()
-        .map(|(mut interval, h)| {
-            interval.latency.histogram = EncodedHistogram::encode(&h)?;
-            Ok(interval)
-        })
-        .collect::<Result<_, SchemaError>>()?;
+    out.window = merged_window(runs, &starts);
+    sums.finish(&mut out)?;
     out.client_health = merge_health(runs);
     out.interrupted = runs.iter().any(|(_, r)| r.interrupted);
     out.run_id = format!("merge-of-{}", runs.len());
@@ -358,6 +296,116 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
         distinct(runs.iter().map(|(_, r)| r.environment.hostname.clone())).join(",");
     out.environment.arch = distinct(runs.iter().map(|(_, r)| r.environment.arch.clone())).join(",");
     Ok(out)
+}
+
+/// Runs that overlap in time are shards of one attack (the window is the longest); runs
+/// that do not are consecutive parts (windows add).
+fn merged_window(runs: &[(String, RunFile)], starts: &[i64]) -> vload_schema::Window {
+    let overlapping = runs.iter().zip(starts).all(|((_, r), s)| {
+        let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
+        starts.iter().all(|s2| *s2 <= end)
+    });
+    let windows = runs.iter().map(|(_, r)| r.window);
+    if overlapping {
+        windows
+            .reduce(|acc, w| vload_schema::Window {
+                warmup_s: acc.warmup_s.max(w.warmup_s),
+                measured_s: acc.measured_s.max(w.measured_s),
+                wait_s: acc.wait_s.max(w.wait_s),
+                start_offset_s: None,
+            })
+            .expect("runs are not empty")
+    } else {
+        let sum = |f: fn(&vload_schema::Window) -> f64| {
+            runs.iter().map(|(_, r)| f(&r.window)).sum::<f64>()
+        };
+        vload_schema::Window {
+            warmup_s: sum(|w| w.warmup_s),
+            measured_s: sum(|w| w.measured_s),
+            wait_s: sum(|w| w.wait_s),
+            start_offset_s: None,
+        }
+    }
+}
+
+/// Everything that adds up over the runs.
+struct Sums {
+    totals: vload_schema::Totals,
+    cache: vload_schema::CacheCounts,
+    /// Every latency record adds up, the optional ones (hit, miss, TLS, queue wait) included:
+    /// keeping the first run's would report one shard's hit latency as the whole attack's.
+    records: [Accumulator; OPTIONAL.len()],
+    service: Accumulator,
+    hiccup: Accumulator,
+    /// Intervals by wall-clock second since the earliest run's start.
+    intervals: BTreeMap<i64, (Interval, hdrhistogram::Histogram<u64>)>,
+}
+
+impl Default for Sums {
+    fn default() -> Self {
+        Sums {
+            totals: zero_totals(),
+            cache: Default::default(),
+            records: Default::default(),
+            service: None,
+            hiccup: None,
+            intervals: BTreeMap::new(),
+        }
+    }
+}
+
+impl Sums {
+    /// Adds a run that started `offset_s` after the earliest.
+    fn add(&mut self, name: &str, run: &RunFile, offset_s: f64) -> Result<(), MergeError> {
+        add_totals(&mut self.totals, &run.totals);
+        let (into, c) = (&mut self.cache, &run.cache);
+        add(&mut into.hit, c.hit);
+        add(&mut into.miss, c.miss);
+        add(&mut into.unknown, c.unknown);
+        add(&mut into.by_source.x_varnish, c.by_source.x_varnish);
+        add(&mut into.by_source.x_cache, c.by_source.x_cache);
+        add(&mut into.by_source.age, c.by_source.age);
+        for (acc, field) in self.records.iter_mut().zip(OPTIONAL) {
+            if let Some(r) = field(&run.latency) {
+                add_record(acc, r, name)?;
+            }
+        }
+        add_record(&mut self.service, &run.latency.service, name)?;
+        add_record(&mut self.hiccup, &run.latency.hiccup, name)?;
+        for interval in &run.intervals {
+            add_interval(
+                &mut self.intervals,
+                offset_s + interval.start_s,
+                interval,
+                name,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Writes the sums into the merged run.
+    fn finish(self, out: &mut RunFile) -> Result<(), MergeError> {
+        out.totals = self.totals;
+        out.cache = self.cache;
+        let [response, lag, hit, miss, tls, queue] = self.records;
+        out.latency.response = finish(response)?;
+        out.latency.dispatch_lag = finish(lag)?;
+        out.latency.hit = finish(hit)?;
+        out.latency.miss = finish(miss)?;
+        out.latency.tls_handshake = finish(tls)?;
+        out.latency.queue_wait = finish(queue)?;
+        out.latency.service = finish(self.service)?.expect("every run has service time");
+        out.latency.hiccup = finish(self.hiccup)?.expect("every run has a hiccup record");
+        out.intervals = self
+            .intervals
+            .into_values()
+            .map(|(mut interval, h)| {
+                interval.latency.histogram = EncodedHistogram::encode(&h)?;
+                Ok(interval)
+            })
+            .collect::<Result<_, SchemaError>>()?;
+        Ok(())
+    }
 }
 
 fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
@@ -463,11 +511,7 @@ fn add_interval(
 
 fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
     let hs: Vec<&ClientHealth> = runs.iter().map(|(_, r)| &r.client_health).collect();
-    let worst = hs.iter().map(|h| h.verdict).max_by_key(|v| match v {
-        Verdict::Ok => 0,
-        Verdict::Warn => 1,
-        Verdict::ClientBound => 2,
-    });
+    let worst = hs.iter().map(|h| h.verdict).max();
     let max = |f: fn(&ClientHealth) -> f64| hs.iter().map(|h| f(h)).fold(0.0, f64::max);
     let max_opt = |f: fn(&ClientHealth) -> Option<u64>| hs.iter().filter_map(|h| f(h)).max();
     ClientHealth {
@@ -479,7 +523,7 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
         hiccup_p99_ns: max_opt(|h| h.hiccup_p99_ns),
         fd_limit: hs.iter().map(|h| h.fd_limit).min().unwrap_or(0),
         fd_needed: hs.iter().map(|h| h.fd_needed).max().unwrap_or(0),
-        verdict: worst.unwrap_or(Verdict::Ok),
+        verdict: worst.unwrap_or(HealthVerdict::Ok),
         reasons: runs
             .iter()
             .flat_map(|(name, r)| {

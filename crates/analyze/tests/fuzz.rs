@@ -231,12 +231,12 @@ fn exercise(run: &RunFile, other: &RunFile) {
         ("b".to_owned(), other.clone()),
     ];
     if let Ok(summary) = vload_analyze::Summary::of(run) {
-        let _ = vload_analyze::render::text::render(&summary);
-        let _ = vload_analyze::render::report::markdown(&summary);
-        let _ = vload_analyze::render::report::json(&summary);
+        let _ = vload_analyze::render::report::text::render(&summary);
+        let _ = vload_analyze::render::report::markdown::render(&summary);
+        let _ = vload_analyze::render::report::json::render(&summary);
     }
-    let _ = vload_analyze::render::report::hgrm(run);
-    let _ = vload_analyze::render::report::wrk(run);
+    let _ = vload_analyze::render::report::hgrm::render(run);
+    let _ = vload_analyze::render::report::wrk::render(run);
     let _ = vload_analyze::render::plot::html(&named[..1]);
     let _ = vload_analyze::render::plot::html(&named);
     let _ = vload_analyze::merge::check_plans(&named);

@@ -158,11 +158,11 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let summary = vload_analyze::Summary::of(&run)?;
     let text = match args.format {
-        ReportFormat::Text => render::text::render(&summary),
-        ReportFormat::Json => render::report::json(&summary),
-        ReportFormat::Markdown => render::report::markdown(&summary),
-        ReportFormat::Hgrm => render::report::hgrm(&run)?,
-        ReportFormat::Wrk => render::report::wrk(&run)?,
+        ReportFormat::Text => render::report::text::render(&summary),
+        ReportFormat::Json => render::report::json::render(&summary),
+        ReportFormat::Markdown => render::report::markdown::render(&summary),
+        ReportFormat::Hgrm => render::report::hgrm::render(&run)?,
+        ReportFormat::Wrk => render::report::wrk::render(&run)?,
     };
     print(&text)?;
     Ok(ExitCode::SUCCESS)

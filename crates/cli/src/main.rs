@@ -101,7 +101,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     } = attack::run(args)?;
     // The report first and always: whatever happens to the run file, the numbers are shown.
     let summary = vload_analyze::Summary::of(&run).context("summarising the run")?;
-    let report = vload_analyze::render::text::render(&summary);
+    let report = vload_analyze::render::report::text::render(&summary);
     let printed = print_stdout(&report);
     if let Some(destination) = &output
         && !save_run(destination, &run)

@@ -11,7 +11,8 @@ use vload_schema::{
 
 use crate::collect::{Collected, record_of};
 use crate::env;
-use crate::health::{FD_MARGIN, HealthInputs, assess};
+use crate::env::FD_MARGIN;
+use crate::health::{HealthInputs, assess};
 use crate::plan::{Arrival, AttackPlan, Load};
 use crate::record::{Distribution, IntervalStats};
 use crate::targets::{Pick, TargetPlan, TargetSummary};

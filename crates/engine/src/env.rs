@@ -48,6 +48,35 @@ fn clock() -> Option<vload_schema::ClockRecord> {
     })
 }
 
+/// File descriptors a process needs beyond its connections: the runtime, timers, stdio, files.
+pub(crate) const FD_MARGIN: u64 = 64;
+
+/// Raises the soft limit on open files to the hard limit; returns the limit now in force.
+pub(crate) fn raise_fd_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit for this process.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 1024;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit = raised;
+            }
+        }
+    }
+    #[allow(clippy::unnecessary_cast, reason = "rlim_t is not u64 on every target")]
+    let limit = limit.rlim_cur as u64;
+    limit
+}
+
 /// The local ports this machine gives outgoing connections (Linux), if it says.
 pub(crate) fn local_port_range() -> Option<(u16, u16)> {
     let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
@@ -221,6 +250,12 @@ mod tests {
             named,
             hash(&plan("http://10.0.0.2:80/x?y=1", Some("www.example.com")))
         );
+    }
+
+    #[test]
+    fn raising_the_fd_limit_never_lowers_it() {
+        let before = raise_fd_limit();
+        assert!(raise_fd_limit() >= before);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //!   the planned load, so the run is `client_bound`; the cause picks the sentence.
 //! - **requests queued for a connection** (`--max-connections` reached): a warning.
 
-use vload_schema::{Cause, ClientHealth, HealthSignal, Verdict};
+use vload_schema::{Cause, ClientHealth, HealthSignal, HealthVerdict};
 
 /// The measurements the verdict rests on.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +73,7 @@ struct Assessment {
 }
 
 impl Assessment {
-    fn flag(&mut self, signal: &str, level: Verdict, cause: Cause, message: String) {
+    fn flag(&mut self, signal: &str, level: HealthVerdict, cause: Cause, message: String) {
         self.signals.push(HealthSignal {
             signal: signal.to_owned(),
             level,
@@ -82,24 +82,19 @@ impl Assessment {
         });
     }
 
-    fn verdict(&self) -> Verdict {
-        let rank = |v: Verdict| match v {
-            Verdict::Ok => 0,
-            Verdict::Warn => 1,
-            Verdict::ClientBound => 2,
-        };
+    fn verdict(&self) -> HealthVerdict {
         self.signals
             .iter()
             .map(|s| s.level)
-            .max_by_key(|v| rank(*v))
-            .unwrap_or(Verdict::Ok)
+            .max()
+            .unwrap_or(HealthVerdict::Ok)
     }
 }
 
-fn level(value: f64, (warn, bound): (f64, f64)) -> Option<Verdict> {
+fn level(value: f64, (warn, bound): (f64, f64)) -> Option<HealthVerdict> {
     match value {
-        v if v > bound => Some(Verdict::ClientBound),
-        v if v > warn => Some(Verdict::Warn),
+        v if v > bound => Some(HealthVerdict::ClientBound),
+        v if v > warn => Some(HealthVerdict::Warn),
         _ => None,
     }
 }
@@ -139,12 +134,12 @@ pub(crate) fn assess(x: &HealthInputs) -> ClientHealth {
                 ),
             )
         };
-        a.flag("hiccups", Verdict::Warn, cause, message);
+        a.flag("hiccups", HealthVerdict::Warn, cause, message);
     }
     if x.client_limit_errors > 0 {
         a.flag(
             "client_limit",
-            Verdict::ClientBound,
+            HealthVerdict::ClientBound,
             Cause::Client,
             format!(
                 "{} requests failed for lack of client resources (file descriptors or local ports): vload's failures, not the server's",
@@ -155,7 +150,7 @@ pub(crate) fn assess(x: &HealthInputs) -> ClientHealth {
     if x.fd_needed > x.fd_limit {
         a.flag(
             "fd_limit",
-            Verdict::Warn,
+            HealthVerdict::Warn,
             Cause::Client,
             format!(
                 "{} connections need about {} file descriptors but the limit is {}: raise it with ulimit -n",
@@ -188,7 +183,7 @@ fn saturation(a: &mut Assessment, x: &HealthInputs, cpu_util: f64) {
     if let Some(l) = level(demand, THREAD_BUSY) {
         let busy = x.max_thread_busy * 100.0;
         let (cause, message) = if x.max_thread_busy >= waiting {
-            let pace = if l == Verdict::ClientBound {
+            let pace = if l == HealthVerdict::ClientBound {
                 ": vload, not the server, set the pace"
             } else {
                 ""
@@ -244,13 +239,13 @@ fn schedule(a: &mut Assessment, x: &HealthInputs) {
     let not_applied =
         late > LATE_RATIO_ANY_CAUSE || (x.unsent >= LATE_MIN && unsent_share > UNSENT_RATIO);
     let level_for = |late: f64| match level(late, LATE_RATIO) {
-        _ if not_applied => Some(Verdict::ClientBound),
-        Some(_) if cause == Cause::Machine => Some(Verdict::Warn),
+        _ if not_applied => Some(HealthVerdict::ClientBound),
+        Some(_) if cause == Cause::Machine => Some(HealthVerdict::Warn),
         l => l,
     };
     if let Some(l) = level_for(late).filter(|_| behind >= LATE_MIN) {
         let why = match (cause, l) {
-            (Cause::Machine, Verdict::ClientBound) => {
+            (Cause::Machine, HealthVerdict::ClientBound) => {
                 "vload was paused (by the machine, a VM pause, or SIGSTOP); the planned load was not applied"
             }
             (Cause::Machine, _) => {
@@ -284,7 +279,7 @@ fn schedule(a: &mut Assessment, x: &HealthInputs) {
         // A paused machine delays dispatches too; that is the hiccup signal's to report.
         let l = level(lag as f64, (warn, bound)).map(|l| {
             if cause == Cause::Machine {
-                Verdict::Warn
+                HealthVerdict::Warn
             } else {
                 l
             }
@@ -316,7 +311,7 @@ fn queueing(a: &mut Assessment, x: &HealthInputs) {
             .map_or_else(String::new, |w| format!(" (p99 {})", micros(w)));
         a.flag(
             "queue_wait",
-            Verdict::Warn,
+            HealthVerdict::Warn,
             Cause::ConnectionCap,
             format!(
                 "{} requests ({:.1}%) waited for a free connection{wait}: all {} connections (--max-connections) were busy; the wait is part of their response time",
@@ -334,35 +329,6 @@ fn micros(ns: u64) -> String {
     } else {
         format!("{:.0} µs", ns as f64 / 1000.0)
     }
-}
-
-/// File descriptors a process needs beyond its connections: the runtime, timers, stdio, files.
-pub(crate) const FD_MARGIN: u64 = 64;
-
-/// Raises the soft limit on open files to the hard limit; returns the limit now in force.
-pub(crate) fn raise_fd_limit() -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid rlimit for this process.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return 1024;
-        }
-        if limit.rlim_cur < limit.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: limit.rlim_max,
-                rlim_max: limit.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                limit = raised;
-            }
-        }
-    }
-    #[allow(clippy::unnecessary_cast, reason = "rlim_t is not u64 on every target")]
-    let limit = limit.rlim_cur as u64;
-    limit
 }
 
 #[cfg(test)]
@@ -403,7 +369,7 @@ mod tests {
     #[test]
     fn a_healthy_run_is_ok() {
         let h = assess(&healthy());
-        assert_eq!(h.verdict, Verdict::Ok, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Ok, "{:?}", h.reasons);
         assert!((h.cpu_util - 0.1).abs() < 1e-9);
     }
 
@@ -413,7 +379,7 @@ mod tests {
             max_thread_busy: 0.99,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound);
         assert!(h.reasons[0].contains("99%"), "{:?}", h.reasons);
         assert_eq!(signal(&h, "thread_busy").cause, Cause::Client);
     }
@@ -426,7 +392,7 @@ mod tests {
             open_loop: false,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
     }
 
     #[test]
@@ -439,7 +405,7 @@ mod tests {
                 open_loop: false,
                 ..healthy()
             });
-            assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+            assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
             let s = signal(&h, "hiccups");
             assert_eq!(s.cause, Cause::Machine);
             assert!(
@@ -458,7 +424,7 @@ mod tests {
             open_loop: false,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
         let s = signal(&h, "thread_busy");
         assert_eq!(s.cause, Cause::Machine);
         assert!(s.message.contains("waited for a CPU 62%"), "{}", s.message);
@@ -473,13 +439,13 @@ mod tests {
             max_thread_busy: 0.7,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound);
         assert_eq!(h.reasons.len(), 2, "{:?}", h.reasons);
         let h = assess(&HealthInputs {
             dispatch_lag_p99_ns: Some(150_000),
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
     }
 
     #[test]
@@ -492,7 +458,7 @@ mod tests {
             hiccup_p99_ns: Some(3_000_000_000),
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
         let s = signal(&h, "unsent");
         assert_eq!(s.cause, Cause::Machine);
         assert!(
@@ -512,21 +478,21 @@ mod tests {
             ..healthy()
         };
         let h = assess(&paused);
-        assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
         assert_eq!(signal(&h, "late_sends").cause, Cause::Machine);
         // A third of the requests late: the offered load was not the plan's.
         let h = assess(&HealthInputs {
             late_sends: 3_500,
             ..paused
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
         // Requests never sent beyond 0.5%: the load was not applied.
         let h = assess(&HealthInputs {
             late_sends: 100,
             unsent: 100,
             ..paused
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
     }
 
     #[test]
@@ -536,14 +502,14 @@ mod tests {
             late_sends: 3,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::Ok, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Ok, "{:?}", h.reasons);
         // 10% late with the thread mostly idle: the scheduler woke it late, a warning.
         let h = assess(&HealthInputs {
             intended: 200,
             late_sends: 20,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
         assert_eq!(signal(&h, "late_sends").cause, Cause::Machine);
         // The same with the thread working most of the time: vload fell behind.
         let h = assess(&HealthInputs {
@@ -552,7 +518,7 @@ mod tests {
             max_thread_busy: 0.7,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
         assert_eq!(signal(&h, "late_sends").cause, Cause::Client);
     }
 
@@ -566,7 +532,7 @@ mod tests {
             max_connections: 10,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::Warn, "{:?}", h.reasons);
+        assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
         let s = signal(&h, "queue_wait");
         assert_eq!(s.cause, Cause::ConnectionCap);
         assert!(s.message.contains("969 requests (96.9%)"), "{}", s.message);
@@ -579,7 +545,7 @@ mod tests {
             client_limit_errors: 5,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound);
     }
 
     #[test]
@@ -589,19 +555,13 @@ mod tests {
             cpu_s: 15.0,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::ClientBound);
+        assert_eq!(h.verdict, HealthVerdict::ClientBound);
         let h = assess(&HealthInputs {
             max_thread_busy: 0.80,
             fd_needed: 2_000_000,
             ..healthy()
         });
-        assert_eq!(h.verdict, Verdict::Warn);
+        assert_eq!(h.verdict, HealthVerdict::Warn);
         assert_eq!(h.reasons.len(), 2);
-    }
-
-    #[test]
-    fn raising_the_fd_limit_never_lowers_it() {
-        let before = raise_fd_limit();
-        assert!(raise_fd_limit() >= before);
     }
 }

@@ -80,7 +80,8 @@ pub use observe::{Interrupt, Observer, Progress};
 pub use plan::{Arrival, AttackPlan, Http1Client, Load, Protocol, RequestTemplate, Shard, Stop};
 pub use run::run;
 pub use targets::{
-    Pick, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary, check_port,
+    Pick, SetSummary, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary,
+    check_port,
 };
 pub use tls::{TlsError, TlsOptions, Verify};
 
@@ -92,5 +93,5 @@ pub fn available_cores() -> u32 {
 /// Raises this process's soft limit on open files to its hard limit and returns the limit
 /// now in force. [`run`] does this itself; servers started from the cli call it too.
 pub fn raise_fd_limit() -> u64 {
-    health::raise_fd_limit()
+    env::raise_fd_limit()
 }

@@ -12,14 +12,14 @@ use vload_schema::RunFile;
 
 use crate::assemble::{RunContext, assemble};
 use crate::collect::{CollectSetup, Collected, collect};
+use crate::env::FD_MARGIN;
 use crate::error::EngineError;
-use crate::health::FD_MARGIN;
 use crate::observe::{Interrupt, Observer};
 use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
 use crate::schedule::Schedule;
 use crate::targets::{self, Pick, TargetPlan, TargetStream, TargetSummary};
 use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
-use crate::{env, health, tls};
+use crate::{env, tls};
 
 /// How far ahead of now the workers start together, so that all have started by then.
 const LEAD: Duration = Duration::from_millis(20);
@@ -80,7 +80,7 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
             "open loop needs a positive rate"
         );
     }
-    let fd_limit = health::raise_fd_limit();
+    let fd_limit = env::raise_fd_limit();
     let targets = plan
         .targets
         .as_ref()

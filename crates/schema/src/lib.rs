@@ -91,13 +91,19 @@
 //! `totals.out_of_range`.
 
 mod codec;
+mod health;
 mod moments;
+mod plan;
 mod run;
+mod server;
 mod validate;
 
 pub use codec::EncodedHistogram;
+pub use health::*;
 pub use moments::Moments;
+pub use plan::*;
 pub use run::*;
+pub use server::*;
 
 /// The run-file format version this crate reads and writes.
 pub const SCHEMA_VERSION: u32 = 2;

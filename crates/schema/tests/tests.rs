@@ -132,7 +132,7 @@ mod golden {
                 hiccup_p99_ns: Some(61_023),
                 fd_limit: 1_048_576,
                 fd_needed: 10_064,
-                verdict: Verdict::Ok,
+                verdict: HealthVerdict::Ok,
                 reasons: vec![],
                 max_thread_waiting: None,
                 signals: vec![],

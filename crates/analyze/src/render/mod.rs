@@ -4,4 +4,3 @@ pub mod compare;
 pub mod plot;
 pub mod report;
 mod table;
-pub mod text;

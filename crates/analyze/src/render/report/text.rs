@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use vload_schema::{LatencyKind, Verdict};
+use vload_schema::{HealthVerdict, LatencyKind};
 
 use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
@@ -98,22 +98,7 @@ pub fn render(s: &Summary) -> String {
     if let Some(address) = &s.server_address {
         row(&mut out, "Server", "[address]", address);
     }
-    let _ = writeln!(out, "Latency       {}", latency_title(s.latency_kind));
-    latency_rows(&mut out, "", &s.latency);
-    if s.has_long_tail() {
-        let _ = writeln!(
-            out,
-            "{:14}note: stdev exceeds the mean: normal for a long tail (a few slow requests), not an error",
-            ""
-        );
-    }
-    if let Some(service) = &s.service {
-        let _ = writeln!(
-            out,
-            "Service time  from the actual write (what closed-loop tools report)"
-        );
-        latency_rows(&mut out, "", service);
-    }
+    render_latency(&mut out, s);
     row(
         &mut out,
         "Bytes",
@@ -143,6 +128,26 @@ pub fn render(s: &Summary) -> String {
     render_server(&mut out, s);
     render_health(&mut out, s);
     out
+}
+
+/// The primary latency, with its kind and the long-tail note, then service time.
+fn render_latency(out: &mut String, s: &Summary) {
+    let _ = writeln!(out, "Latency       {}", latency_title(s.latency_kind));
+    latency_rows(out, "", &s.latency);
+    if s.has_long_tail() {
+        let _ = writeln!(
+            out,
+            "{:14}note: stdev exceeds the mean: normal for a long tail (a few slow requests), not an error",
+            ""
+        );
+    }
+    if let Some(service) = &s.service {
+        let _ = writeln!(
+            out,
+            "Service time  from the actual write (what closed-loop tools report)"
+        );
+        latency_rows(out, "", service);
+    }
 }
 
 fn render_connections(out: &mut String, s: &Summary) {
@@ -310,60 +315,7 @@ fn render_server(out: &mut String, s: &Summary) {
         return;
     };
     if let Some(v) = &server.varnish {
-        let c = |name: &str| count(v.counters.get(name).copied().unwrap_or(0));
-        let span = server.vload_span.unwrap_or(crate::summary::SpanCounts {
-            completed: 0,
-            hits: 0,
-            connections: 0,
-        });
-        let over = if v.covers == "attack" {
-            "whole attack, warm-up included: Varnish had not published the warm-up's counts at its end"
-        } else {
-            "measured window"
-        };
-        let _ = writeln!(out, "Varnish       {over}");
-        let requests = v.counters.get("client_req").copied().unwrap_or(0);
-        let hits = v.counters.get("cache_hit").copied().unwrap_or(0);
-        let ratio = |hits: u64, n: u64| {
-            if n > 0 {
-                percent(hits as f64 / n as f64)
-            } else {
-                "n/a".to_owned()
-            }
-        };
-        row(
-            out,
-            "",
-            "[client_req, cache_hit, miss]",
-            &format!(
-                "{}, {}, {}  (vload {}, {}; hit ratio Varnish {}, vload {})",
-                c("client_req"),
-                c("cache_hit"),
-                c("cache_miss"),
-                count(span.completed),
-                count(span.hits),
-                ratio(hits, requests),
-                ratio(span.hits, span.completed)
-            ),
-        );
-        row(
-            out,
-            "",
-            "[backend_req, sess_conn, lru_nuked]",
-            &format!(
-                "{}, {}, {}  (vload opened {} connections)",
-                c("backend_req"),
-                c("sess_conn"),
-                c("n_lru_nuked"),
-                count(span.connections)
-            ),
-        );
-        row(
-            out,
-            "",
-            "[threads_limited, sess_dropped]",
-            &format!("{}, {}", c("threads_limited"), c("sess_dropped")),
-        );
+        render_varnish(out, v, server);
     }
     if let Some(p) = &server.process {
         row(
@@ -389,24 +341,88 @@ fn render_server(out: &mut String, s: &Summary) {
     }
 }
 
+/// Varnish's counters beside vload's counts for the span they cover.
+fn render_varnish(
+    out: &mut String,
+    v: &vload_schema::VarnishRecord,
+    server: &crate::summary::ServerSummary,
+) {
+    let c = |name: &str| count(v.counters.get(name).copied().unwrap_or(0));
+    let span = server.vload_span.unwrap_or(crate::summary::SpanCounts {
+        completed: 0,
+        hits: 0,
+        connections: 0,
+    });
+    let over = if v.covers == "attack" {
+        "whole attack, warm-up included: Varnish had not published the warm-up's counts at its end"
+    } else {
+        "measured window"
+    };
+    let _ = writeln!(out, "Varnish       {over}");
+    let requests = v.counters.get("client_req").copied().unwrap_or(0);
+    let hits = v.counters.get("cache_hit").copied().unwrap_or(0);
+    let ratio = |hits: u64, n: u64| {
+        if n > 0 {
+            percent(hits as f64 / n as f64)
+        } else {
+            "n/a".to_owned()
+        }
+    };
+    row(
+        out,
+        "",
+        "[client_req, cache_hit, miss]",
+        &format!(
+            "{}, {}, {}  (vload {}, {}; hit ratio Varnish {}, vload {})",
+            c("client_req"),
+            c("cache_hit"),
+            c("cache_miss"),
+            count(span.completed),
+            count(span.hits),
+            ratio(hits, requests),
+            ratio(span.hits, span.completed)
+        ),
+    );
+    row(
+        out,
+        "",
+        "[backend_req, sess_conn, lru_nuked]",
+        &format!(
+            "{}, {}, {}  (vload opened {} connections)",
+            c("backend_req"),
+            c("sess_conn"),
+            c("n_lru_nuked"),
+            count(span.connections)
+        ),
+    );
+    row(
+        out,
+        "",
+        "[threads_limited, sess_dropped]",
+        &format!("{}, {}", c("threads_limited"), c("sess_dropped")),
+    );
+}
+
 /// The verdict in words, from the signal that set it: whether vload itself, the machine, or
 /// the connection cap was the cause changes what the numbers mean.
 pub(crate) fn health_headline(h: &vload_schema::ClientHealth) -> String {
     use vload_schema::Cause;
     let top = h.signals.iter().find(|s| s.level == h.verdict);
     let sentence = match (h.verdict, top.map(|s| s.cause)) {
-        (Verdict::Ok, _) => return "ok".to_owned(),
-        (Verdict::ClientBound, Some(Cause::Machine)) => {
+        (HealthVerdict::Ok, _) => return "ok".to_owned(),
+        (HealthVerdict::ClientBound, Some(Cause::Machine)) => {
             "CLIENT-BOUND: the machine paused or starved vload, so the planned load was not applied; these numbers measure the machine, not the server"
         }
-        (Verdict::ClientBound, _) => "CLIENT-BOUND: these numbers measure vload, not the server",
-        (Verdict::Warn, Some(Cause::Machine)) => {
+        (HealthVerdict::ClientBound, _) => {
+            "CLIENT-BOUND: these numbers measure vload, not the server"
+        }
+        (HealthVerdict::Warn, Some(Cause::Machine)) => {
             "WARN: the machine, not vload, paused: results include those pauses"
         }
-        (Verdict::Warn, Some(Cause::ConnectionCap)) => {
+        (HealthVerdict::Warn, Some(Cause::ConnectionCap)) => {
             "WARN: requests waited for a free connection (--max-connections)"
         }
-        (Verdict::Warn, _) => "WARN: vload came close to its limits",
+        (HealthVerdict::Warn, _) => "WARN: vload came close to its limits",
     };
     match top {
         Some(signal) => format!("{sentence} (signal: {})", signal.signal),

@@ -1,0 +1,235 @@
+//! `vload plot`: one self-contained HTML page of SVG charts, no network fetches.
+//!
+//! The markup is well-formed XML (every element closed, text escaped), so the page parses
+//! with an XML parser as well as in a browser.
+
+mod svg;
+
+use std::fmt::Write as _;
+
+use vload_schema::{LatencyKind, RunFile, SchemaError};
+
+use crate::summary::Summary;
+use crate::units::{count, duration_ns, rate};
+use svg::{Axis, PALETTE, Scale, Series, chart, escape, fmt_ms, fmt_percentile, fmt_plain, ms};
+
+/// What one run contributes to the charts.
+struct RunSeries {
+    name: String,
+    color: &'static str,
+    /// Per interval: p50, p99 and max of the primary latency, in ms.
+    p50: Vec<(f64, f64)>,
+    p99: Vec<(f64, f64)>,
+    max: Vec<(f64, f64)>,
+    /// Per interval: completed and failed requests per second.
+    throughput: Vec<(f64, f64)>,
+    errors: Vec<(f64, f64)>,
+    /// The whole run's percentile curve: (1 / (1 - q), ms).
+    curve: Vec<(f64, f64)>,
+    summary: Summary,
+}
+
+impl RunSeries {
+    fn of(index: usize, name: &str, run: &RunFile) -> Result<Self, SchemaError> {
+        let mut series = RunSeries {
+            name: name.to_owned(),
+            color: PALETTE[index % PALETTE.len()],
+            p50: Vec::new(),
+            p99: Vec::new(),
+            max: Vec::new(),
+            throughput: Vec::new(),
+            errors: Vec::new(),
+            curve: percentile_curve(run)?,
+            summary: Summary::of(run)?,
+        };
+        // A last interval of a few milliseconds would plot as a spike of noise.
+        for interval in run.intervals.iter().filter(|i| i.duration_s >= 0.5) {
+            let t = interval.start_s + interval.duration_s / 2.0;
+            let h = interval.latency.histogram.decode()?;
+            let m = &interval.latency.moments;
+            if !h.is_empty() {
+                series
+                    .p50
+                    .push((t, ms(m.clamp(h.value_at_quantile(0.5)) as f64)));
+                series
+                    .p99
+                    .push((t, ms(m.clamp(h.value_at_quantile(0.99)) as f64)));
+                series.max.push((t, ms(m.max_ns as f64)));
+            }
+            let seconds = interval.duration_s.max(1e-9);
+            series
+                .throughput
+                .push((t, interval.completed as f64 / seconds));
+            let failed: u64 = interval.errors.values().sum();
+            series.errors.push((t, failed as f64 / seconds));
+        }
+        Ok(series)
+    }
+
+    fn line(&self, suffix: &str, dash: &'static str, points: &[(f64, f64)]) -> Series {
+        Series {
+            name: format!("{}{suffix}", self.name),
+            color: self.color,
+            dash,
+            points: points.to_vec(),
+        }
+    }
+}
+
+/// The primary latency by percentile on HdrHistogram's `1/(1-q)` axis, never above the max.
+fn percentile_curve(run: &RunFile) -> Result<Vec<(f64, f64)>, SchemaError> {
+    let record = run.latency.primary();
+    let h = record.histogram.decode()?;
+    if h.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(h.iter_quantiles(5)
+        .filter(|v| v.quantile_iterated_to() < 1.0)
+        .map(|v| {
+            let value = record
+                .moments
+                .clamp(h.highest_equivalent(v.value_iterated_to()));
+            (1.0 / (1.0 - v.quantile_iterated_to()), ms(value as f64))
+        })
+        .collect())
+}
+
+/// Renders runs (name, run) as one HTML page with inline SVG charts.
+///
+/// # Errors
+/// A histogram does not decode.
+pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
+    let series = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (name, run))| RunSeries::of(i, name, run))
+        .collect::<Result<Vec<_>, _>>()?;
+    let time = Axis {
+        label: "seconds since start",
+        scale: Scale::Linear,
+        format: fmt_plain,
+    };
+    let latency_axis = Axis {
+        label: "latency",
+        scale: Scale::Log,
+        format: fmt_ms,
+    };
+    let kind = match runs.first().map(|(_, r)| r.latency.primary) {
+        Some(LatencyKind::Service) => "service time (closed loop)",
+        _ => "response time from the intended send",
+    };
+    let all = |f: &dyn Fn(&RunSeries) -> Vec<Series>| series.iter().flat_map(f).collect::<Vec<_>>();
+    let mut page = String::from(HEAD);
+    let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+    let _ = writeln!(page, "<h1>vload: {}</h1>", escape(&names.join(" vs ")));
+    page.push_str(&summary_table(&series));
+    page.push_str(&chart(
+        &format!("Latency over time: p50, p99 (dashed), max (dotted), {kind}"),
+        &time,
+        &latency_axis,
+        &all(&|s| {
+            vec![
+                s.line(" p50", "none", &s.p50),
+                s.line(" p99", "6 3", &s.p99),
+                s.line(" max", "1 3", &s.max),
+            ]
+        }),
+    ));
+    page.push_str(&chart(
+        "Throughput over time (completed requests per second)",
+        &time,
+        &per_second("requests per second"),
+        &all(&|s| vec![s.line("", "none", &s.throughput)]),
+    ));
+    page.push_str(&chart(
+        "Errors over time (failed requests per second)",
+        &time,
+        &per_second("errors per second"),
+        &all(&|s| vec![s.line(" errors", "none", &s.errors)]),
+    ));
+    page.push_str(&chart(
+        &format!("Latency by percentile ({kind})"),
+        &Axis {
+            label: "percentile",
+            scale: Scale::Log,
+            format: fmt_percentile,
+        },
+        &latency_axis,
+        &all(&|s| vec![s.line("", "none", &s.curve)]),
+    ));
+    page.push_str(FOOT);
+    Ok(page)
+}
+
+fn per_second(label: &'static str) -> Axis {
+    Axis {
+        label,
+        scale: Scale::Linear,
+        format: fmt_plain,
+    }
+}
+
+const FOOT: &str = "<p class=\"foot\">Made by vload. Percentiles need 10/(1-q) samples to be meaningful: p99.9 rests on at least 10,000.</p>\n</body>\n</html>\n";
+
+fn summary_table(rows: &[RunSeries]) -> String {
+    let mut out = String::from(
+        "<table>\n<tr><th>run</th><th>plan</th><th>requests</th><th>throughput</th><th>p50</th><th>p99</th><th>p99.9</th><th>errors</th><th>client</th></tr>\n",
+    );
+    for RunSeries {
+        name,
+        color,
+        summary: s,
+        ..
+    } in rows
+    {
+        let q = |n: &str| {
+            s.latency
+                .quantile(n)
+                .map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64))
+        };
+        let errors: u64 = s.errors.values().map(|e| e.count).sum();
+        let _ = writeln!(
+            out,
+            r#"<tr><td><span class="swatch" style="background:{color}"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            escape(name),
+            escape(&s.plan),
+            count(s.requests),
+            escape(&rate(s.throughput_per_s)),
+            escape(&q("p50")),
+            escape(&q("p99")),
+            escape(&q("p99.9")),
+            count(errors),
+            match s.health.verdict {
+                vload_schema::HealthVerdict::Ok => "ok",
+                vload_schema::HealthVerdict::Warn => "warn",
+                vload_schema::HealthVerdict::ClientBound => "client-bound",
+            }
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+const HEAD: &str = r#"<!DOCTYPE html>
+<html xmlns="http://www.w3.org/1999/xhtml" lang="en">
+<head>
+<meta charset="utf-8"/>
+<title>vload plot</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; max-width: 920px; color: #222; }
+h1 { font-size: 20px; margin-bottom: 12px; }
+h2 { font-size: 15px; margin: 28px 0 6px; font-weight: 600; }
+table { border-collapse: collapse; font-size: 13px; width: 100%; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e5e5e5; }
+th { color: #555; font-weight: 600; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
+.tick { font-size: 11px; fill: #555; }
+.axis { font-size: 12px; fill: #333; }
+.legend { font-size: 12px; margin: 4px 0 0 70px; }
+.legend span { margin-right: 16px; white-space: nowrap; }
+.legend svg { vertical-align: middle; margin-right: 4px; }
+.foot { color: #777; font-size: 12px; margin-top: 28px; }
+</style>
+</head>
+<body>
+"#;

@@ -1,0 +1,296 @@
+//! Charts as SVG: series, axes (linear or log), ticks, a legend. Well-formed XML: every
+//! element closed, text escaped.
+
+use std::fmt::Write as _;
+
+use crate::units::{count, duration_ns};
+
+pub(super) const PALETTE: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+const WIDTH: f64 = 880.0;
+const HEIGHT: f64 = 320.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 45.0;
+const TOP: f64 = 20.0;
+const BOTTOM: f64 = 45.0;
+
+/// One line on a chart.
+pub(super) struct Series {
+    pub(super) name: String,
+    pub(super) color: &'static str,
+    pub(super) dash: &'static str,
+    pub(super) points: Vec<(f64, f64)>,
+}
+
+/// How an axis maps values.
+#[derive(Clone, Copy)]
+pub(super) enum Scale {
+    Linear,
+    Log,
+}
+
+pub(super) struct Axis {
+    pub(super) label: &'static str,
+    pub(super) scale: Scale,
+    pub(super) format: fn(f64) -> String,
+}
+
+/// Escapes text for XML; control characters, which XML cannot carry at all, are shown as
+/// escapes (a label from a run file may hold anything).
+pub(super) fn escape(text: &str) -> String {
+    crate::units::clean(text)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn bounds(series: &[Series], pick: fn(&(f64, f64)) -> f64, scale: Scale) -> (f64, f64) {
+    let values = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(pick))
+        .filter(|v| v.is_finite());
+    let values: Vec<f64> = match scale {
+        Scale::Log => values.filter(|v| *v > 0.0).collect(),
+        Scale::Linear => values.collect(),
+    };
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match scale {
+        // Nothing to draw (no successful response, no positive value): a unit axis.
+        _ if !lo.is_finite() => match scale {
+            Scale::Log => (1.0, 10.0),
+            Scale::Linear => (0.0, 1.0),
+        },
+        Scale::Log => (
+            10f64.powf(lo.log10().floor()),
+            10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+        ),
+        Scale::Linear => (lo.min(0.0), if hi > lo.min(0.0) { hi * 1.05 } else { 1.0 }),
+    }
+}
+
+fn project(v: f64, (lo, hi): (f64, f64), scale: Scale, span: f64) -> f64 {
+    let t = match scale {
+        Scale::Linear => (v - lo) / (hi - lo),
+        Scale::Log => (v.max(lo).log10() - lo.log10()) / (hi.log10() - lo.log10()),
+    };
+    t.clamp(0.0, 1.0) * span
+}
+
+/// At most this many ticks on an axis, whatever the data.
+const MAX_TICKS: usize = 24;
+
+fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return vec![lo].into_iter().filter(|v| v.is_finite()).collect();
+    }
+    match scale {
+        Scale::Log if lo <= 0.0 => Vec::new(),
+        Scale::Log => {
+            let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
+            (a..=b).take(MAX_TICKS).map(|e| 10f64.powi(e)).collect()
+        }
+        Scale::Linear => {
+            let raw = (hi - lo) / 5.0;
+            let magnitude = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * magnitude)
+                .find(|s| *s >= raw)
+                .unwrap_or(raw);
+            let first = (lo / step).ceil() * step;
+            (0..=10)
+                .map(|i| first + f64::from(i) * step)
+                .filter(|v| *v <= hi + step * 1e-9)
+                .collect()
+        }
+    }
+}
+
+pub(super) fn chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
+    let plot = Plot {
+        w: WIDTH - LEFT - RIGHT,
+        h: HEIGHT - TOP - BOTTOM,
+        xb: bounds(series, |p| p.0, x.scale),
+        yb: bounds(series, |p| p.1, y.scale),
+        x,
+        y,
+    };
+    let mut svg = String::new();
+    let _ = writeln!(svg, "<h2>{}</h2>", escape(title));
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
+        escape(title)
+    );
+    let _ = writeln!(svg, r#"<g transform="translate({LEFT},{TOP})">"#);
+    plot.grid(&mut svg);
+    for s in series {
+        plot.line(&mut svg, s);
+    }
+    plot.labels(&mut svg);
+    svg.push_str("</g>\n</svg>\n");
+    svg.push_str(&legend(series));
+    svg
+}
+
+/// A chart's drawing area and how values map onto it.
+struct Plot<'a> {
+    w: f64,
+    h: f64,
+    xb: (f64, f64),
+    yb: (f64, f64),
+    x: &'a Axis,
+    y: &'a Axis,
+}
+
+impl Plot<'_> {
+    fn at(&self, (vx, vy): (f64, f64)) -> (f64, f64) {
+        (
+            project(vx, self.xb, self.x.scale, self.w),
+            self.h - project(vy, self.yb, self.y.scale, self.h),
+        )
+    }
+
+    /// Grid lines and tick labels on both axes, and the frame.
+    fn grid(&self, svg: &mut String) {
+        let (w, h) = (self.w, self.h);
+        for t in ticks(self.yb, self.y.scale) {
+            let py = h - project(t, self.yb, self.y.scale, h);
+            let _ = writeln!(
+                svg,
+                r##"<line x1="0" x2="{w}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/>"##
+            );
+            let _ = writeln!(
+                svg,
+                r#"<text x="-8" y="{:.1}" text-anchor="end" class="tick">{}</text>"#,
+                py + 4.0,
+                escape(&(self.y.format)(t))
+            );
+        }
+        for t in ticks(self.xb, self.x.scale) {
+            let px = project(t, self.xb, self.x.scale, w);
+            let _ = writeln!(
+                svg,
+                r##"<line x1="{px:.1}" x2="{px:.1}" y1="0" y2="{h}" stroke="#f0f0f0"/>"##
+            );
+            let _ = writeln!(
+                svg,
+                r#"<text x="{px:.1}" y="{:.1}" text-anchor="middle" class="tick">{}</text>"#,
+                h + 16.0,
+                escape(&(self.x.format)(t))
+            );
+        }
+        let _ = writeln!(
+            svg,
+            r##"<rect x="0" y="0" width="{w}" height="{h}" fill="none" stroke="#999"/>"##
+        );
+    }
+
+    /// One series as a polyline (nothing when it has no point to draw).
+    fn line(&self, svg: &mut String, s: &Series) {
+        let log_y = matches!(self.y.scale, Scale::Log);
+        let points: Vec<String> = s
+            .points
+            .iter()
+            .filter(|(px, py)| px.is_finite() && py.is_finite() && !(log_y && *py <= 0.0))
+            .map(|p| {
+                let (px, py) = self.at(*p);
+                format!("{px:.1},{py:.1}")
+            })
+            .collect();
+        if points.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            svg,
+            r#"<polyline class="series" data-series="{}" fill="none" stroke="{}" stroke-width="1.8" stroke-dasharray="{}" points="{}"/>"#,
+            escape(&s.name),
+            s.color,
+            s.dash,
+            points.join(" ")
+        );
+    }
+
+    /// The axes' names.
+    fn labels(&self, svg: &mut String) {
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis">{}</text>"#,
+            self.w / 2.0,
+            self.h + 36.0,
+            self.x.label
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text transform="translate(-56,{:.1}) rotate(-90)" text-anchor="middle" class="axis">{}</text>"#,
+            self.h / 2.0,
+            self.y.label
+        );
+    }
+}
+
+fn legend(series: &[Series]) -> String {
+    let mut out = String::from("<div class=\"legend\">");
+    for s in series {
+        let _ = write!(
+            out,
+            r#"<span><svg xmlns="http://www.w3.org/2000/svg" width="28" height="10"><line x1="0" x2="28" y1="5" y2="5" stroke="{}" stroke-width="2.5" stroke-dasharray="{}"/></svg>{}</span>"#,
+            s.color,
+            s.dash,
+            escape(&s.name)
+        );
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+pub(super) fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+pub(super) fn fmt_ms(v: f64) -> String {
+    duration_ns(v * 1e6)
+}
+
+pub(super) fn fmt_plain(v: f64) -> String {
+    if v >= 1000.0 {
+        count(v.round() as u64)
+    } else {
+        // Ticks are 1, 2 or 5 times a power of ten: three decimals hold them without float noise.
+        let text = format!("{v:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    }
+}
+
+pub(super) fn fmt_percentile(v: f64) -> String {
+    // x = 1 / (1 - p): 1 -> 0%, 10 -> 90%, 100 -> 99%, ...
+    let p = 100.0 * (1.0 - 1.0 / v);
+    if p < 1e-9 {
+        "0%".into()
+    } else {
+        format!(
+            "{}%",
+            format!("{p:.5}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_carry_no_float_noise() {
+        assert_eq!(fmt_plain(0.600_000_000_000_000_1), "0.6");
+        assert_eq!(fmt_plain(2.0), "2");
+        assert_eq!(fmt_plain(15_000.0), "15,000");
+        assert_eq!(fmt_percentile(1.0), "0%");
+        assert_eq!(fmt_percentile(100.0), "99%");
+        assert_eq!(fmt_percentile(1_000.0), "99.9%");
+    }
+}

@@ -1,0 +1,76 @@
+//! The report as markdown tables, to paste into a pull request or an issue.
+
+use crate::render::table;
+use crate::summary::Summary;
+use crate::units::{count, duration_ns, percent, rate, seconds};
+
+/// The summary as markdown tables.
+pub fn render(s: &Summary) -> String {
+    let label = s
+        .label
+        .as_ref()
+        .map(|l| format!(" [{l}]"))
+        .unwrap_or_default();
+    let mut out = format!("## vload report: {}{label}\n\n", s.plan);
+    let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
+    let mut rows = vec![vec!["metric".to_owned(), "value".to_owned()]];
+    rows.push(vec!["requests".into(), count(s.requests)]);
+    rows.push(vec!["rate".into(), rate(s.rate_per_s)]);
+    rows.push(vec!["throughput".into(), rate(s.throughput_per_s)]);
+    rows.push(vec!["measured".into(), seconds(s.measured_s)]);
+    rows.push(vec![
+        "latency".into(),
+        super::text::latency_title(s.latency_kind).to_owned(),
+    ]);
+    rows.push(vec!["min".into(), ns(s.latency.min_ns)]);
+    rows.push(vec![
+        "mean".into(),
+        s.latency.mean_ns.map_or_else(|| "n/a".into(), duration_ns),
+    ]);
+    rows.push(vec![
+        "stdev".into(),
+        s.latency.stdev_ns.map_or_else(|| "n/a".into(), duration_ns),
+    ]);
+    for (name, value) in &s.latency.quantiles {
+        rows.push(vec![name.clone(), ns(*value)]);
+    }
+    rows.push(vec!["max".into(), ns(s.latency.max_ns)]);
+    rows.push(vec![
+        "success".into(),
+        s.success_ratio.map_or_else(|| "n/a".into(), percent),
+    ]);
+    let errors: u64 = s.errors.values().map(|e| e.count).sum();
+    rows.push(vec!["errors".into(), count(errors)]);
+    if s.unsent > 0 {
+        rows.push(vec!["unsent (due, never sent)".into(), count(s.unsent)]);
+    }
+    if s.queued > 0 {
+        rows.push(vec!["waited for a connection".into(), count(s.queued)]);
+    }
+    rows.push(vec![
+        "client health".into(),
+        super::text::health_headline(&s.health),
+    ]);
+    if let Some(server) = &s.server {
+        if let Some(v) = &server.varnish {
+            for name in [
+                "client_req",
+                "cache_hit",
+                "cache_miss",
+                "backend_req",
+                "sess_conn",
+            ] {
+                let value = v.counters.get(name).copied().unwrap_or(0);
+                rows.push(vec![format!("varnish {name} ({})", v.covers), count(value)]);
+            }
+        }
+        if let Some(cpu) = server.cpu_per_request_ns {
+            rows.push(vec!["server CPU per request".into(), duration_ns(cpu)]);
+        }
+        for finding in &server.findings {
+            rows.push(vec!["server finding".into(), finding.clone()]);
+        }
+    }
+    out.push_str(&table::markdown(&rows));
+    out
+}

@@ -1,0 +1,134 @@
+use vload_analyze::compare::{Method, Metric, Severity, Verdict};
+
+use super::util::*;
+
+fn group(label: &str, runs: u64, median_ns: f64, seed: u64) -> Vec<vload_schema::RunFile> {
+    (0..runs)
+        .map(|i| {
+            synthetic(
+                label,
+                6,
+                2_000,
+                median_ns * (1.0 + 0.01 * i as f64),
+                seed + i,
+            )
+        })
+        .collect()
+}
+
+fn row(c: &vload_analyze::Comparison, metric: Metric) -> &vload_analyze::compare::Row {
+    c.rows.iter().find(|r| r.metric == metric).unwrap()
+}
+
+#[test]
+fn five_against_five_finds_a_20_percent_drop() {
+    let (a, b) = (
+        group("x86_64", 5, 250_000.0, 10),
+        group("aarch64", 5, 200_000.0, 20),
+    );
+    let c = vload_analyze::compare(("x86_64", &a), ("aarch64", &b)).unwrap();
+    let p50 = row(&c, Metric::P50);
+    assert_eq!(p50.method, Method::MannWhitney);
+    assert_eq!(p50.verdict, Verdict::BFaster, "{p50:?}");
+    assert!(p50.primary);
+    assert!((p50.delta.unwrap() + 20.0).abs() < 5.0, "{p50:?}");
+    assert!(c.notes.iter().any(|n| n.contains("96.8%")), "{:?}", c.notes);
+    let text = vload_analyze::render::compare::text(&c);
+    assert!(
+        text.contains("B faster") && text.contains("p50 *"),
+        "{text}"
+    );
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+}
+
+#[test]
+fn aa_groups_show_no_difference() {
+    let (a, b) = (group("a", 5, 250_000.0, 100), group("b", 5, 250_000.0, 200));
+    let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+    for r in &c.rows {
+        assert!(
+            !matches!(
+                r.verdict,
+                Verdict::AFaster | Verdict::BFaster | Verdict::ABetter | Verdict::BBetter
+            ),
+            "{:?}: {:?}",
+            r.metric,
+            r.verdict
+        );
+    }
+}
+
+#[test]
+fn one_against_one_gives_within_run_intervals_and_the_plain_sentence() {
+    let a = vec![synthetic("before", 20, 1_000, 250_000.0, 1)];
+    let b = vec![synthetic("after", 20, 1_000, 300_000.0, 2)];
+    let c = vload_analyze::compare(("before", &a), ("after", &b)).unwrap();
+    let p50 = row(&c, Metric::P50);
+    assert_eq!(p50.verdict, Verdict::Inconclusive);
+    let (lo, hi) = p50
+        .a
+        .within_run
+        .expect("20 s is long enough for batch means");
+    assert!(
+        lo <= p50.a.median.unwrap() && p50.a.median.unwrap() <= hi,
+        "{p50:?}"
+    );
+    assert!(row(&c, Metric::Mean).a.within_run.is_some());
+    assert_eq!(
+        row(&c, Metric::Throughput).verdict,
+        Verdict::Equal,
+        "same request counts"
+    );
+    assert!(c.notes.iter().any(|n| {
+        n.contains("run-to-run variation (restarts, placement, thermal) is unmeasured")
+    }));
+    assert!(
+        p50.regressed(10.0),
+        "+20% with one run a side trips a 10% CI threshold"
+    );
+}
+
+#[test]
+fn cache_and_workload_differences_are_loud() {
+    let a = group("a", 4, 250_000.0, 1);
+    let mut b = group("b", 4, 250_000.0, 9);
+    for run in &mut b {
+        run.cache.hit = run.totals.completed * 97 / 100;
+        run.cache.miss = run.totals.completed - run.cache.hit;
+        run.workload_hash = "different".into();
+    }
+    let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+    let warnings: Vec<&str> = c
+        .checks
+        .iter()
+        .filter(|k| k.severity == Severity::Warning)
+        .map(|k| k.message.as_str())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("cache behaviour differs")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("workload differs")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn json_and_markdown_carry_every_row() {
+    let (a, b) = (group("a", 4, 250_000.0, 1), group("b", 4, 260_000.0, 5));
+    let c = vload_analyze::compare(("a", &a), ("b", &b)).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&vload_analyze::render::compare::json(&c)).unwrap();
+    assert_eq!(json["schema_version"], vload_schema::SCHEMA_VERSION);
+    assert_eq!(json["comparison"]["rows"].as_array().unwrap().len(), 8);
+    let md = vload_analyze::render::compare::markdown(&c);
+    // Header, separator and one line per metric.
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| ")).count(),
+        10,
+        "{md}"
+    );
+}

@@ -1,0 +1,141 @@
+use super::util::*;
+
+#[test]
+fn hgrm_is_hdrhistograms_percentile_distribution() {
+    let run = synthetic("x", 5, 2_000, 200_000.0, 3);
+    let text = vload_analyze::render::report::hgrm::render(&run).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.contains("Value") && header.contains("1/(1-Percentile)"));
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 20);
+    assert!(
+        rows.windows(2)
+            .all(|w| w[0][0] <= w[1][0] && w[0][1] <= w[1][1] && w[0][2] <= w[1][2])
+    );
+    let last = rows.last().unwrap();
+    assert_eq!(last.len(), 3, "the last line has no 1/(1-p)");
+    assert_eq!(last[1], 1.0);
+    assert_eq!(last[2], 10_000.0);
+    assert!(
+        text.contains("#[Mean") && text.contains("Total count    =        10000"),
+        "{text}"
+    );
+}
+
+#[test]
+fn wrk_layout_has_wrks_lines() {
+    let run = synthetic("x", 5, 2_000, 200_000.0, 3);
+    let text = vload_analyze::render::report::wrk::render(&run).unwrap();
+    for needle in [
+        "Running 5s test @",
+        "Thread Stats",
+        "Latency Distribution",
+        "10000 requests in",
+        "Requests/sec:",
+        "Transfer/sec:",
+    ] {
+        assert!(text.contains(needle), "missing {needle}:\n{text}");
+    }
+}
+
+#[test]
+fn empty_runs_render_without_nan() {
+    let mut run = synthetic("x", 0, 0, 1.0, 3);
+    run.window.measured_s = 0.0;
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    for text in [
+        vload_analyze::render::report::text::render(&summary),
+        vload_analyze::render::report::markdown::render(&summary),
+        vload_analyze::render::report::json::render(&summary),
+        vload_analyze::render::report::hgrm::render(&run).unwrap(),
+        vload_analyze::render::report::wrk::render(&run).unwrap(),
+    ] {
+        assert!(
+            !text.contains("NaN") && !text.to_lowercase().contains("inf "),
+            "{text}"
+        );
+    }
+}
+
+/// See #17, case 5: the report printed service p99.9 519.57 ms against a max of
+/// 519.51 ms (the histogram's bucket top).
+#[test]
+fn quantiles_never_exceed_the_exact_max_nor_fall_under_the_min() {
+    use vload_schema::{EncodedHistogram, HistogramSettings, LatencyRecord, Moments};
+    let mut run = synthetic("x", 2, 1_000, 200_000.0, 3);
+    let (mut h, mut m) = (
+        vload_schema::new_histogram(&HistogramSettings::default()),
+        Moments::new(),
+    );
+    for v in [519_000_000u64, 519_510_000] {
+        for _ in 0..10_000 {
+            h.record(v).unwrap();
+            m.record(v);
+        }
+    }
+    assert!(
+        h.value_at_quantile(0.999) > 519_510_000,
+        "the bucket top lies above the max"
+    );
+    let record = LatencyRecord {
+        histogram: EncodedHistogram::encode(&h).unwrap(),
+        moments: m,
+    };
+    run.latency.response = Some(record.clone());
+    run.latency.service = record;
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    for (name, value) in &summary.latency.quantiles {
+        let value = value.expect("enough samples");
+        assert!(value <= 519_510_000, "{name} {value} above the max");
+        assert!(value >= 519_000_000, "{name} {value} under the min");
+    }
+    let hgrm = vload_analyze::render::report::hgrm::render(&run).unwrap();
+    let above = hgrm
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+        .any(|ms| ms > 519.510_000_1);
+    assert!(!above, "{hgrm}");
+    let p999 = vload_analyze::compare::Metric::P999
+        .of(&run)
+        .unwrap()
+        .unwrap();
+    assert!(p999 <= 519_510_000.0, "{p999}");
+}
+
+/// See #17, case 18: labels and server bytes printed raw could retitle the terminal.
+#[test]
+fn control_characters_from_files_and_servers_are_escaped() {
+    let mut run = synthetic("x", 2, 1_000, 200_000.0, 3);
+    run.label = Some("\u{1b}]0;pwned\u{7}".into());
+    run.totals.errors.insert(
+        vload_schema::ErrorKind::Protocol,
+        vload_schema::ErrorCount {
+            count: 0,
+            sample: "bad bytes \u{1b}[2J\r\u{9b}1m".into(),
+        },
+    );
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    for text in [
+        vload_analyze::render::report::text::render(&summary),
+        vload_analyze::render::report::markdown::render(&summary),
+    ] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("\\u{1b}]0;pwned"), "{text}");
+    }
+    let other = synthetic("y", 2, 1_000, 200_000.0, 4);
+    let c = vload_analyze::compare(("\u{1b}[31mA", &[run.clone()]), ("B", &[other])).unwrap();
+    let text = vload_analyze::render::compare::text(&c);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+}

@@ -1,0 +1,8 @@
+//! Integration tests of the analyzer on run files built here with known distributions.
+mod compare;
+mod formats;
+mod merge;
+mod order;
+mod plot;
+mod server;
+mod util;

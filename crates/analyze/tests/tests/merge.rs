@@ -1,0 +1,74 @@
+use vload_analyze::merge::{MergeError, check_plans, merge};
+
+use super::util::*;
+
+#[test]
+fn shards_merge_exactly() {
+    let a = synthetic("x", 10, 2_000, 200_000.0, 1);
+    let mut b = synthetic("x", 10, 3_000, 250_000.0, 2);
+    b.environment.hostname = "loadgen-2".into();
+    let runs = vec![
+        ("a.json".to_owned(), a.clone()),
+        ("b.json".to_owned(), b.clone()),
+    ];
+    check_plans(&runs).expect_err("rates differ");
+    b.plan.rate_per_s = a.plan.rate_per_s;
+    let runs = vec![
+        ("a.json".to_owned(), a.clone()),
+        ("b.json".to_owned(), b.clone()),
+    ];
+    check_plans(&runs).unwrap();
+    let m = merge(&runs).unwrap();
+    assert_eq!(m.totals.completed, a.totals.completed + b.totals.completed);
+    assert_eq!(m.totals.status_codes[&200], 50_000);
+    // The merged histogram is the histogram of the union.
+    let response = |run: &vload_schema::RunFile| {
+        run.latency
+            .response
+            .as_ref()
+            .unwrap()
+            .histogram
+            .decode()
+            .unwrap()
+    };
+    let mut union = response(&a);
+    union.add(response(&b)).unwrap();
+    let merged = response(&m);
+    assert_eq!(merged, union);
+    for q in [0.5, 0.9, 0.99, 0.999] {
+        assert_eq!(merged.value_at_quantile(q), union.value_at_quantile(q));
+    }
+    // Exact moments merge by Chan's formula.
+    let (ma, mb) = (
+        a.latency.response.unwrap().moments,
+        b.latency.response.unwrap().moments,
+    );
+    let mm = m.latency.response.as_ref().unwrap().moments;
+    assert_eq!(mm.n, ma.n + mb.n);
+    assert_eq!(mm.sum_ns, ma.sum_ns + mb.sum_ns);
+    // Both started at the same time: intervals line up second by second.
+    assert_eq!(m.intervals.len(), 10);
+    assert_eq!(m.intervals[3].completed, 5_000);
+    assert_eq!(m.window.measured_s, 10.0);
+    assert_eq!(m.environment.hostname, "loadgen-1,loadgen-2");
+}
+
+#[test]
+fn differing_plans_are_refused_naming_the_field_and_files() {
+    let a = synthetic("x", 3, 100, 1e5, 1);
+    let mut b = a.clone();
+    b.plan.connections = 7;
+    let err = check_plans(&[("a.json".into(), a), ("b.json".into(), b)]).unwrap_err();
+    assert!(matches!(
+        err,
+        MergeError::PlansDiffer {
+            field: "connections",
+            ..
+        }
+    ));
+    let text = err.to_string();
+    assert!(
+        text.contains("a.json") && text.contains("b.json") && text.contains("--force"),
+        "{text}"
+    );
+}

@@ -1,0 +1,198 @@
+use super::util::*;
+
+/// Two short open-loop runs against one origin: `fast` with 1 ms delay, `slow` with 3 ms.
+fn two_runs(dir: &Scratch) -> (std::path::PathBuf, std::path::PathBuf) {
+    let _turn = serial();
+    let origin = origin();
+    let fast = dir.path("fast.json");
+    let slow = dir.path("slow.json");
+    for (path, delay, label) in [(&fast, "1ms", "fast"), (&slow, "3ms", "slow")] {
+        run(
+            vload()
+                .args([
+                    "attack",
+                    "-r",
+                    "200",
+                    "-d",
+                    "1s",
+                    "--no-progress",
+                    "--label",
+                    label,
+                    "-o",
+                ])
+                .arg(path)
+                .arg(format!("{}?delay={delay}", origin.url())),
+            0,
+        );
+    }
+    (fast, slow)
+}
+
+#[test]
+fn report_compare_and_plot_work_on_attack_output() {
+    let dir = Scratch::new("analysis");
+    let (fast, slow) = two_runs(&dir);
+    let o = run(vload().arg("report").arg(&fast), 0);
+    assert!(
+        stdout(&o).contains("response time from the intended send"),
+        "{}",
+        stdout(&o)
+    );
+    for (format, needle) in [
+        ("json", "\"schema_version\""),
+        ("markdown", "| metric |"),
+        ("hgrm", "1/(1-Percentile)"),
+        ("wrk", "Requests/sec:"),
+    ] {
+        let o = run(vload().args(["report", "--format", format]).arg(&fast), 0);
+        assert!(stdout(&o).contains(needle), "{format}: {}", stdout(&o));
+    }
+    // Different URLs make different plans: refused unless --force.
+    let o = run(vload().arg("report").arg(&fast).arg(&slow), 2);
+    assert!(
+        stderr(&o).contains("plans differ: workload_hash"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(vload().args(["report", "--force"]).arg(&fast).arg(&slow), 0);
+    assert!(stderr(&o).contains("merged 2 runs"), "{}", stderr(&o));
+    let o = run(vload().arg("compare").arg(&fast).arg(&slow), 0);
+    let text = stdout(&o);
+    assert!(
+        text.contains("A = fast (1 run)") && text.contains("run-to-run variation"),
+        "{text}"
+    );
+    assert!(text.contains("WARNING: workload differs"), "{text}");
+    let o = run(
+        vload()
+            .args(["compare", "--format", "json"])
+            .arg(&fast)
+            .arg(&slow),
+        0,
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["kind"], "compare");
+    let plot = dir.path("plot.html");
+    run(
+        vload()
+            .arg("plot")
+            .arg(&fast)
+            .arg(&slow)
+            .arg("-o")
+            .arg(&plot),
+        0,
+    );
+    let page = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        page.contains("<svg")
+            && page.contains("data-series=\"fast p50\"")
+            && page.contains("data-series=\"slow\"")
+    );
+}
+
+#[test]
+fn fail_if_regressed_exits_1_only_on_regression() {
+    let dir = Scratch::new("regress");
+    let (fast, slow) = two_runs(&dir);
+    let o = run(
+        vload()
+            .args(["compare", "--fail-if-regressed", "5"])
+            .arg(&fast)
+            .arg(&slow),
+        1,
+    );
+    assert!(
+        stderr(&o).contains("regression beyond 5% in B: p50"),
+        "{}",
+        stderr(&o)
+    );
+    run(
+        vload()
+            .args(["compare", "--fail-if-regressed", "5"])
+            .arg(&slow)
+            .arg(&fast),
+        0,
+    );
+}
+
+#[test]
+fn group_by_label_and_explicit_groups() {
+    let dir = Scratch::new("groups");
+    let (fast, slow) = two_runs(&dir);
+    let o = run(
+        vload()
+            .args(["compare", "--group-by", "label"])
+            .arg(&slow)
+            .arg(&fast),
+        0,
+    );
+    assert!(
+        stdout(&o).contains("A = slow (1 run)   B = fast (1 run)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(vload().arg("compare").arg(&fast).arg("--").arg(&slow), 0);
+    assert!(stdout(&o).contains("B = slow"), "{}", stdout(&o));
+    let o = run(
+        vload().args(["compare", "--group-by", "label"]).arg(&fast),
+        2,
+    );
+    assert!(stderr(&o).contains("exactly two labels"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_run_files_are_one_clear_error() {
+    let dir = Scratch::new("badfiles");
+    let golden = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schema/tests/data/golden-run.json"
+    ))
+    .unwrap();
+    let cases = [
+        ("missing.json", None, "cannot read run file"),
+        (
+            "notrun.json",
+            Some(r#"{"hello": "world"}"#.to_owned()),
+            "not a vload run file",
+        ),
+        (
+            "newer.json",
+            Some(golden.replacen("\"schema_version\": 1", "\"schema_version\": 9", 1)),
+            "upgrade vload",
+        ),
+        (
+            "truncated.json",
+            Some(golden[..golden.len() / 3].to_owned()),
+            "not valid run-file JSON",
+        ),
+        (
+            "garbage.json",
+            Some("\u{0}\u{1}binary".to_owned()),
+            "not valid run-file JSON",
+        ),
+    ];
+    for (name, content, needle) in cases {
+        let path = dir.path(name);
+        if let Some(content) = content {
+            std::fs::write(&path, content).unwrap();
+        }
+        for args in [vec!["report"], vec!["plot", "-o", "/dev/null"]] {
+            let o = run(vload().args(&args).arg(&path), 2);
+            let err = stderr(&o);
+            assert!(
+                err.contains(needle) && err.contains(name),
+                "{args:?} {name}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+            assert!(stdout(&o).is_empty(), "{name}: nothing printed as if valid");
+        }
+        let o = run(vload().arg("compare").arg(&path).arg(&path), 2);
+        assert!(stderr(&o).contains(name), "{}", stderr(&o));
+    }
+    let o = run(vload().arg("compare").arg(dir.path("x.json")), 2);
+    assert!(
+        stderr(&o).contains("compare needs two runs"),
+        "{}",
+        stderr(&o)
+    );
+}

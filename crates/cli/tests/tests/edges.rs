@@ -1,0 +1,563 @@
+//! #17: numbers that stay true at the edges.
+use std::os::unix::fs::FileTypeExt as _;
+use std::os::unix::process::CommandExt as _;
+use std::time::{Duration, Instant};
+
+use super::util::*;
+
+fn wait(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("vload did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// See #17, case 1: a vegeta user's `--targets FILE` without a URL attacked the built-in
+/// origin, and the real server got nothing while the report said 100% success.
+#[test]
+fn targets_with_absolute_urls_go_where_they_say() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("aim");
+    let targets = dir.path("targets.http");
+    std::fs::write(
+        &targets,
+        format!("GET {0}a\n\nGET {0}b\nX-Test: 1\n", origin.url()),
+    )
+    .unwrap();
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-n",
+                "10",
+                "-c",
+                "1",
+                "--no-progress",
+                "--targets",
+            ])
+            .arg(&targets),
+        0,
+    );
+    assert!(!stderr(&o).contains("built-in origin"), "{}", stderr(&o));
+    let stats = origin.stats();
+    assert_eq!(stats.requests_total, 10, "the named server got the load");
+    assert_eq!(stats.requests_by_path["/a"], 5);
+    // Paths and absolute URLs with no URL: ambiguous, refused with what to add.
+    let mixed = dir.path("mixed.txt");
+    std::fs::write(&mixed, format!("/x\n{}y\n", origin.url())).unwrap();
+    let o = run(vload().args(["attack", "-n", "2", "--urls"]).arg(&mixed), 2);
+    assert!(
+        stderr(&o).contains("give the URL they resolve against"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(origin.stats().requests_total, 10, "nothing sent");
+}
+
+/// See #17, case 23: --replay-log with --connect-to and no URL started the built-in
+/// origin anyway (idle) and wrote its random URL into the plan.
+#[test]
+fn a_replayed_log_with_connect_to_goes_to_that_address() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("replay");
+    let log = dir.path("access.log");
+    std::fs::write(
+        &log,
+        "127.0.0.1 - - [22/Nov/2026:10:00:00 +0000] \"GET /r1 HTTP/1.1\" 200 11 \"-\" \"ua\"\n\
+         127.0.0.1 - - [22/Nov/2026:10:00:01 +0000] \"GET /r2 HTTP/1.1\" 200 11 \"-\" \"ua\"\n",
+    )
+    .unwrap();
+    let out = dir.path("run.json");
+    let addr = origin.addr().to_string();
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-n",
+                "6",
+                "-c",
+                "1",
+                "--no-progress",
+                "--connect-to",
+                &addr,
+            ])
+            .arg("--replay-log")
+            .arg(&log)
+            .arg("-o")
+            .arg(&out),
+        0,
+    );
+    assert!(!stderr(&o).contains("built-in origin"), "{}", stderr(&o));
+    assert_eq!(origin.stats().requests_total, 6);
+    let run = read_run(&out);
+    assert_eq!(run.plan.target, format!("http://{addr}/"));
+    assert_eq!(run.plan.server_address.as_deref(), Some(addr.as_str()));
+}
+
+/// See #17, case 2: frozen from 1.2 s to 4.2 s of a 3 s run at 500/s, the run file said
+/// intended 589 and success 100%.
+#[test]
+fn a_client_frozen_past_the_end_counts_every_due_request() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("frozen");
+    let out = dir.path("run.json");
+    let mut child = vload()
+        .args(["attack", "-r", "500", "-d", "3s", "--no-progress", "-o"])
+        .arg(&out)
+        .arg(origin.url())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    signal(&child, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(3000));
+    signal(&child, libc::SIGCONT);
+    let status = wait(&mut child, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    let mut report = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut report).unwrap();
+    let run = read_run(&out);
+    let t = &run.totals;
+    assert!(
+        (1_485..=1_515).contains(&t.intended),
+        "every request due in 3 s at 500/s is intended: {}",
+        t.intended
+    );
+    assert!(
+        t.unsent >= 400,
+        "the frozen part was never sent: {}",
+        t.unsent
+    );
+    assert!(t.sent + t.unsent <= t.intended, "{t:?}");
+    assert_eq!(
+        run.client_health.verdict,
+        vload_schema::HealthVerdict::ClientBound,
+        "{:?}",
+        run.client_health.reasons
+    );
+    assert!(report.contains("Unsent"), "{report}");
+    assert!(report.contains("CLIENT-BOUND"), "{report}");
+}
+
+/// See #17, case 4: the http crate reads :99999 as no port, which attacked port 80.
+#[test]
+fn a_port_above_65535_is_refused() {
+    let o = run(
+        vload().args(["attack", "-n", "1", "http://127.0.0.1:99999/"]),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("invalid URL 'http://127.0.0.1:99999/': port 99999"),
+        "{}",
+        stderr(&o)
+    );
+    let dir = Scratch::new("port");
+    let list = dir.path("urls.txt");
+    std::fs::write(&list, "http://127.0.0.1:70000/x\n").unwrap();
+    let o = run(vload().args(["attack", "-n", "1", "--urls"]).arg(&list), 2);
+    assert!(stderr(&o).contains("port 70000"), "{}", stderr(&o));
+}
+
+/// See #17, case 10: on a full disk the whole attack was lost and a temporary file left.
+#[test]
+fn a_run_file_that_cannot_be_written_is_saved_elsewhere_after_the_report() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("full");
+    // /dev/full fails every write with "No space left on device".
+    let o = run(
+        vload()
+            .current_dir(&dir.0)
+            .args([
+                "attack",
+                "-n",
+                "20",
+                "-c",
+                "1",
+                "--no-progress",
+                "-o",
+                "/dev/full",
+            ])
+            .arg(origin.url()),
+        2,
+    );
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(out.contains("Requests"), "the report comes first: {out}");
+    assert!(err.contains("cannot write run file '/dev/full'"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    let saved: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(err.contains("saved to ./vload-run-"), "{err}");
+    assert_eq!(read_run(&saved[0]).totals.completed, 20);
+    assert!(
+        std::fs::metadata("/dev/full")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+}
+
+/// A regular file that cannot grow (RLIMIT_FSIZE: writes fail with EFBIG) leaves no
+/// temporary file behind, and when no copy can be saved either, says so.
+#[test]
+fn a_failed_write_removes_its_temporary_file() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("fsize");
+    let out = dir.path("run.json");
+    let mut cmd = vload();
+    cmd.current_dir(&dir.0)
+        .args(["attack", "-n", "20", "-c", "1", "--no-progress", "-o"])
+        .arg(&out)
+        .arg(origin.url())
+        .env("TMPDIR", &dir.0);
+    // SAFETY: between fork and exec only async-signal-safe calls: signal and setrlimit.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            // Smaller than any run file.
+            let limit = libc::rlimit {
+                rlim_cur: 512,
+                rlim_max: 512,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            Ok(())
+        });
+    }
+    let o = run(&mut cmd, 2);
+    let err = stderr(&o);
+    assert!(stdout(&o).contains("Requests"), "{}", stdout(&o));
+    assert!(err.contains("no copy could be saved either"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+/// See #17, case 11: `-o /dev/full` as root replaced the device with a regular file.
+#[test]
+fn links_fifos_and_devices_are_written_through_not_replaced() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("special");
+    let target = dir.path("archive.json");
+    let link = dir.path("latest.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    run(
+        vload()
+            .args(["attack", "-n", "5", "-c", "1", "--no-progress", "-o"])
+            .arg(&link)
+            .arg(origin.url()),
+        0,
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(read_run(&target).totals.completed, 5);
+    // A FIFO is written in place, for whoever reads it.
+    let fifo = dir.path("run.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    run(
+        vload()
+            .args(["attack", "-n", "5", "-c", "1", "--no-progress", "-o"])
+            .arg(&fifo)
+            .arg(origin.url()),
+        0,
+    );
+    let text = reader.join().unwrap();
+    assert_eq!(
+        vload_schema::RunFile::from_json(&text)
+            .unwrap()
+            .totals
+            .completed,
+        5
+    );
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // A directory is refused before anything is sent.
+    let o = run(
+        vload()
+            .args(["attack", "-n", "5", "-o"])
+            .arg(&dir.0)
+            .arg(origin.url()),
+        2,
+    );
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    assert_eq!(origin.stats().requests_total, 10);
+}
+
+/// See #17, cases 14 and 15: values the machine cannot hold are refused before the
+/// attack, naming the limit, instead of growing to gigabytes or panicking.
+#[test]
+fn impossible_sizes_are_refused_naming_the_limit() {
+    let url = "http://127.0.0.1:1/";
+    let o = run(
+        vload().args([
+            "attack",
+            "--http2",
+            "--streams",
+            "4294967295",
+            "-c",
+            "1",
+            url,
+        ]),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("--streams 4294967295"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(vload().args(["attack", "-c", "1000000", url]), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("file descriptors") || err.contains("local ports"),
+        "{err}"
+    );
+    let o = run(vload().args(["attack", "-d", "213503982334601d", url]), 2);
+    assert!(stderr(&o).contains("longer than a year"), "{}", stderr(&o));
+    let o = run(vload().args(["attack", "-r", "1e-19", url]), 2);
+    assert!(
+        stderr(&o).contains("below one request an hour"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(vload().args(["attack", "-t", "100000", url]), 2);
+    assert!(stderr(&o).contains("--threads 100000"), "{}", stderr(&o));
+    // A file descriptor limit that -c exceeds is named, with the fix.
+    let mut cmd = vload();
+    cmd.args(["attack", "-c", "500", "-n", "1", url]);
+    // SAFETY: only setrlimit between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let o = run(&mut cmd, 2);
+    assert!(
+        stderr(&o).contains("500 connections need about 564 file descriptors")
+            && stderr(&o).contains("may open 256"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// See #17, case 16: every command handles a run with no success, no request, one.
+#[test]
+fn report_compare_and_plot_handle_empty_and_tiny_runs() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("tiny");
+    let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (failed, one, nothing) = (
+        dir.path("failed.json"),
+        dir.path("one.json"),
+        dir.path("nothing.json"),
+    );
+    run(
+        vload()
+            .args(["attack", "-n", "3", "-c", "1", "--no-progress", "-o"])
+            .arg(&failed)
+            .arg(format!("http://{closed_port}/")),
+        2,
+    );
+    run(
+        vload()
+            .args(["attack", "-n", "1", "-c", "1", "--no-progress", "-o"])
+            .arg(&one)
+            .arg(origin.url()),
+        0,
+    );
+    // Interrupted while waiting to start: no request at all.
+    let at = std::time::SystemTime::now() + Duration::from_secs(60);
+    let mut child = vload()
+        .args([
+            "attack",
+            "-c",
+            "1",
+            "-d",
+            "1s",
+            "--no-progress",
+            "--start-at",
+        ])
+        .arg(humantime::format_rfc3339_millis(at).to_string())
+        .arg("-o")
+        .arg(&nothing)
+        .arg(origin.url())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    signal(&child, libc::SIGINT);
+    assert_eq!(wait(&mut child, Duration::from_secs(10)).code(), Some(130));
+    assert_eq!(read_run(&nothing).totals.completed, 0);
+    for file in [&failed, &one, &nothing] {
+        for format in ["text", "json", "markdown", "hgrm", "wrk"] {
+            run(vload().args(["report", "--format", format]).arg(file), 0);
+        }
+        let html = dir.path("plot.html");
+        run(vload().arg("plot").arg(file).arg("-o").arg(&html), 0);
+        assert!(std::fs::metadata(&html).unwrap().len() < 1_000_000);
+    }
+    run(vload().arg("compare").arg(&failed).arg(&one), 0);
+    run(vload().arg("compare").arg(&nothing).arg(&one), 0);
+}
+
+/// See #17, case 17: a hostile run file made report allocate 4 GB; contradictory ones
+/// were reported as if valid.
+#[test]
+fn hostile_and_contradictory_run_files_are_refused_naming_the_field() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("hostile");
+    let good = dir.path("good.json");
+    run(
+        vload()
+            .args(["attack", "-n", "20", "-c", "1", "--no-progress", "-o"])
+            .arg(&good)
+            .arg(origin.url()),
+        0,
+    );
+    let text = std::fs::read_to_string(&good).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // 56 bytes claiming a 4 GiB payload.
+    let mut blob = vec![0x1c, 0x84, 0x93, 0x14, 0, 0, 0, 0];
+    let inner = [
+        &0x1c84_9313u32.to_be_bytes()[..],
+        &u32::MAX.to_be_bytes(),
+        &0u32.to_be_bytes(),
+        &3u32.to_be_bytes(),
+        &1u64.to_be_bytes(),
+        &60_000_000_000u64.to_be_bytes(),
+        &1f64.to_be_bytes(),
+    ]
+    .concat();
+    let mut z = flate2_compress(&inner);
+    blob[4..8].copy_from_slice(&(z.len() as u32).to_be_bytes());
+    blob.append(&mut z);
+    use base64::Engine as _;
+    value["latency"]["service"]["histogram"] = base64::engine::general_purpose::STANDARD
+        .encode(&blob)
+        .into();
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("bomb", value.to_string(), "latency.service.histogram"),
+        (
+            "errors",
+            text.replacen(
+                "\"errors\": {}",
+                "\"errors\": {\"reset\": {\"count\": 999, \"sample\": \"x\"}}",
+                1,
+            ),
+            "totals.errors",
+        ),
+        (
+            "moments",
+            {
+                let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                v["latency"]["service"]["moments"]["n"] = 7.into();
+                v.to_string()
+            },
+            "latency.service.moments.n",
+        ),
+        (
+            "layout",
+            {
+                let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                v["plan"]["histogram"]["sigfig"] = 5.into();
+                v.to_string()
+            },
+            "plan.histogram",
+        ),
+        (
+            "duplicate",
+            text.replacen("\"completed\": ", "\"completed\": 1, \"completed\": ", 1),
+            "appears twice",
+        ),
+    ];
+    for (name, body, field) in cases {
+        let path = dir.path(&format!("{name}.json"));
+        std::fs::write(&path, body).unwrap();
+        for cmd in [vec!["report"], vec!["plot", "-o", "/dev/null"]] {
+            let o = run(vload().args(&cmd).arg(&path), 2);
+            let err = stderr(&o);
+            assert!(
+                err.contains(&format!("'{}'", path.display())),
+                "{name}: {err}"
+            );
+            assert!(err.contains(field), "{name}: {err}");
+            assert!(
+                !err.contains("Error {") && !err.contains("IoError"),
+                "{name}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        }
+    }
+}
+
+fn flate2_compress(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+/// See #17, case 18: a label or a server's bytes could retitle the terminal.
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let _turn = serial();
+    let origin = origin();
+    let o = run(
+        vload()
+            .args(["attack", "-n", "3", "-c", "1", "--no-progress", "--label"])
+            .arg("\u{1b}]0;pwned\u{7}")
+            .arg(origin.url()),
+        0,
+    );
+    assert!(!stdout(&o).contains('\u{1b}'), "{:?}", stdout(&o));
+    assert!(!stderr(&o).contains('\u{1b}'), "{:?}", stderr(&o));
+    assert!(stdout(&o).contains("\\u{1b}]0;pwned"), "{}", stdout(&o));
+}
+
+/// See #17, case 19: `vload origin --listen ADDR` on a port in use bound anyway.
+#[test]
+fn the_origin_refuses_a_port_in_use() {
+    let first = origin();
+    let o = run(
+        vload().args(["origin", "--listen", &first.addr().to_string()]),
+        2,
+    );
+    assert!(stderr(&o).contains("already in use"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--reuse-port"), "{}", stderr(&o));
+}

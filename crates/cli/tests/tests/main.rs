@@ -1,0 +1,9 @@
+//! End-to-end tests of the `vload` binary.
+mod analysis;
+mod attack;
+mod bad_input;
+mod edges;
+mod origin_command;
+mod shards;
+mod util;
+mod workloads;

@@ -1,0 +1,75 @@
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+pub(crate) use vload_origin::{OriginConfig, OriginHandle, spawn};
+pub(crate) use vload_schema::RunFile;
+
+pub(crate) fn vload() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_vload"))
+}
+
+/// A scratch directory removed on drop.
+pub(crate) struct Scratch(pub(crate) PathBuf);
+
+impl Scratch {
+    pub(crate) fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("vload-cli-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    pub(crate) fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the command; on an unexpected exit code prints everything and fails.
+pub(crate) fn run(cmd: &mut Command, expect_code: i32) -> Output {
+    let output = cmd.stdin(Stdio::null()).output().expect("vload runs");
+    if output.status.code() != Some(expect_code) {
+        panic!(
+            "{cmd:?}\nexpected exit {expect_code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    output
+}
+
+pub(crate) fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub(crate) fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub(crate) fn read_run(path: &Path) -> RunFile {
+    RunFile::from_json(&std::fs::read_to_string(path).expect("run file exists"))
+        .expect("valid run file")
+}
+
+pub(crate) fn origin() -> OriginHandle {
+    spawn(OriginConfig {
+        threads: Some(1),
+        ..OriginConfig::loopback()
+    })
+    .unwrap()
+}
+
+pub(crate) fn signal(child: &Child, signal: i32) {
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+}
+
+/// Load tests take turns: on two cores, parallel attacks would measure each other.
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}

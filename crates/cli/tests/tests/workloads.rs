@@ -1,0 +1,161 @@
+use super::util::*;
+
+#[test]
+fn a_url_list_without_a_url_goes_to_the_builtin_origin() {
+    let _turn = serial();
+    let dir = Scratch::new("urls");
+    let list = dir.path("paths.txt");
+    // Only paths: nothing names a server, so the built-in origin serves them.
+    std::fs::write(&list, "/a\n/b\n/c\n").unwrap();
+    let out = dir.path("run.json");
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-c",
+                "3",
+                "--passes",
+                "4",
+                "--no-progress",
+                "--urls",
+            ])
+            .arg(&list)
+            .arg("-o")
+            .arg(&out),
+        0,
+    );
+    let report = stdout(&o);
+    assert!(
+        report.contains("Targets") && report.contains("3 urls") && report.contains("4 passes"),
+        "{report}"
+    );
+    assert!(report.contains("Connections"), "{report}");
+    let run = read_run(&out);
+    assert_eq!(run.totals.completed, 12);
+    assert_eq!(run.plan.targets.unwrap().passes, Some(4));
+}
+
+#[test]
+fn connect_to_and_requests_per_connection_reach_the_origin() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("connect");
+    let out = dir.path("run.json");
+    let addr = origin.addr().to_string();
+    run(
+        vload()
+            .args([
+                "attack",
+                "-c",
+                "2",
+                "-n",
+                "40",
+                "--requests-per-connection",
+                "4",
+                "--no-progress",
+            ])
+            .args(["--connect-to", &addr, "-o"])
+            .arg(&out)
+            .arg("http://www.example.test/page"),
+        0,
+    );
+    let stats = origin.stats();
+    assert_eq!(stats.requests_by_host["www.example.test"], 40);
+    // 40 requests, 4 a connection: 10 connections, one more when the two tasks split the
+    // requests unevenly (21 + 19 needs 6 + 5).
+    assert!(
+        (10..=11).contains(&stats.connections_accepted),
+        "{}",
+        stats.connections_accepted
+    );
+    assert_eq!(
+        read_run(&out).plan.connect_to.as_deref(),
+        Some(addr.as_str())
+    );
+    // --resolve maps the URL's host:port to an address, as curl does.
+    let port = origin.addr().port();
+    run(
+        vload()
+            .args(["attack", "-n", "5", "-c", "1", "--no-progress", "--resolve"])
+            .arg(format!("cache.test:{port}:127.0.0.1"))
+            .arg(format!("http://cache.test:{port}/")),
+        0,
+    );
+    assert_eq!(
+        origin.stats().requests_by_host[&format!("cache.test:{port}")],
+        5
+    );
+}
+
+#[test]
+fn bad_workload_input_is_one_clear_line() {
+    let dir = Scratch::new("badworkload");
+    let broken = dir.path("broken.txt");
+    std::fs::write(&broken, "/ok\nnot a url at all\n").unwrap();
+    for (args, needle) in [
+        (
+            vec![
+                "attack",
+                "--urls",
+                broken.to_str().unwrap(),
+                "http://127.0.0.1:1/",
+            ],
+            "broken.txt:2:",
+        ),
+        (
+            vec![
+                "attack",
+                "--urls",
+                "/nonexistent/list.txt",
+                "http://127.0.0.1:1/",
+            ],
+            "cannot open",
+        ),
+        (
+            vec!["attack", "--mix", "a.txt:ten", "http://127.0.0.1:1/"],
+            "invalid weight 'ten'",
+        ),
+        (
+            vec!["attack", "--passes", "2", "http://127.0.0.1:1/"],
+            "need target files",
+        ),
+        (
+            vec!["attack", "--resolve", "nonsense", "http://127.0.0.1:1/"],
+            "invalid --resolve 'nonsense'",
+        ),
+        (
+            vec![
+                "attack",
+                "--requests-per-connection",
+                "0",
+                "http://127.0.0.1:1/",
+            ],
+            "at least 1",
+        ),
+    ] {
+        let o = run(vload().args(&args), 2);
+        let err: Vec<String> = stderr(&o)
+            .lines()
+            .filter(|l| !l.starts_with("vload: attacking"))
+            .map(str::to_owned)
+            .collect();
+        assert!(
+            err.len() == 1 && err[0].contains(needle),
+            "{args:?}: {err:?}"
+        );
+    }
+    let o = run(
+        vload().args([
+            "attack",
+            "--passes",
+            "1",
+            "-n",
+            "5",
+            "--urls",
+            "x",
+            "http://127.0.0.1:1/",
+        ]),
+        2,
+    );
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}

@@ -1,0 +1,199 @@
+//! One worker's walk over the targets: its share of each file, in order or at random, with
+//! the mix of several files by weight.
+
+use std::sync::Arc;
+
+use super::read::{Item, TargetReader};
+use super::types::{Pick, Target, TargetError, TargetPlan, TargetSummary};
+use crate::plan::Shard;
+
+/// One worker's endless walk over the targets.
+pub(crate) struct TargetStream {
+    sets: Vec<SetStream>,
+    weights: Vec<u32>,
+    chooser: Chooser,
+}
+
+enum SetStream {
+    /// File order: this worker takes every `workers`-th target from `offset`.
+    Sequential {
+        reader: TargetReader,
+        index: u64,
+        offset: u64,
+        workers: u64,
+    },
+    Loaded {
+        list: Arc<Vec<Vec<Target>>>,
+        set: usize,
+        rng: Rng,
+        /// Picks only entries `shard.index`, `shard.index + shard.count`, ...
+        shard: Shard,
+    },
+}
+
+enum Chooser {
+    Random(Rng),
+    /// Smooth weighted round-robin (nginx's): deterministic and evenly spread.
+    Smooth(Vec<i64>),
+}
+
+impl std::fmt::Debug for TargetStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TargetStream")
+            .field("sets", &self.sets.len())
+            .field("weights", &self.weights)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TargetStream {
+    /// The stream of worker `worker` of `workers`, counted over every shard's workers
+    /// (worker w of shard i is `i + count * w`), so that shard i's workers together take
+    /// every `count`-th target from `i`.
+    ///
+    /// # Errors
+    /// A file cannot be reopened.
+    pub(crate) fn new(
+        plan: &TargetPlan,
+        summary: &TargetSummary,
+        worker: u32,
+        workers: u32,
+        shard: Shard,
+    ) -> Result<Self, TargetError> {
+        let seed = match plan.pick {
+            Pick::Random { seed } => seed,
+            _ => 0x5eed,
+        };
+        let mut sets = Vec::new();
+        for (i, set) in plan.sets.iter().enumerate() {
+            sets.push(match &summary.loaded {
+                Some(list) => SetStream::Loaded {
+                    list: list.clone(),
+                    set: i,
+                    rng: Rng::new(seed, worker, i as u32),
+                    shard,
+                },
+                None => SetStream::Sequential {
+                    reader: TargetReader::open(set)?,
+                    index: 0,
+                    offset: u64::from(worker),
+                    workers: u64::from(workers),
+                },
+            });
+        }
+        let weights: Vec<u32> = plan.sets.iter().map(|s| s.weight.max(1)).collect();
+        let chooser = match plan.pick {
+            Pick::RoundRobin => Chooser::Smooth(vec![0; weights.len()]),
+            _ => Chooser::Random(Rng::new(seed, worker, u32::MAX)),
+        };
+        Ok(TargetStream {
+            sets,
+            weights,
+            chooser,
+        })
+    }
+
+    /// The next target. Files loop forever; `--passes` is enforced as a request count.
+    pub(crate) fn next(&mut self) -> Option<Target> {
+        let set = self.choose();
+        match &mut self.sets[set] {
+            SetStream::Loaded {
+                list,
+                set,
+                rng,
+                shard,
+            } => {
+                let targets = &list[*set];
+                let (index, count) = (u64::from(shard.index), u64::from(shard.count));
+                let own = crate::plan::share(targets.len() as u64, shard.count, shard.index);
+                let pick = index + count * (rng.next() % own.max(1));
+                targets.get(pick as usize).cloned()
+            }
+            SetStream::Sequential {
+                reader,
+                index,
+                offset,
+                workers,
+            } => {
+                // Two full passes without one of ours means this worker has no share.
+                let mut misses = 0u32;
+                loop {
+                    match reader.next_item() {
+                        None => {
+                            misses += 1;
+                            if misses > 2 {
+                                return None;
+                            }
+                            // Each pass deals the list out afresh, so every pass gives each
+                            // worker the same share.
+                            *reader = TargetReader::open(&reader.set).ok()?;
+                            *index = 0;
+                        }
+                        Some(Item::Target(t)) => {
+                            let mine = *index % *workers == *offset;
+                            *index += 1;
+                            if mine {
+                                return Some(t);
+                            }
+                        }
+                        Some(Item::Bad(_) | Item::OtherMethod) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn choose(&mut self) -> usize {
+        if self.weights.len() == 1 {
+            return 0;
+        }
+        let total: u64 = self.weights.iter().map(|w| u64::from(*w)).sum();
+        match &mut self.chooser {
+            Chooser::Random(rng) => {
+                let mut pick = rng.next() % total;
+                for (i, w) in self.weights.iter().enumerate() {
+                    if pick < u64::from(*w) {
+                        return i;
+                    }
+                    pick -= u64::from(*w);
+                }
+                self.weights.len() - 1
+            }
+            Chooser::Smooth(current) => {
+                for (c, w) in current.iter_mut().zip(&self.weights) {
+                    *c += i64::from(*w);
+                }
+                let best = (0..current.len())
+                    .max_by_key(|&i| (current[i], std::cmp::Reverse(i)))
+                    .expect("sets");
+                current[best] -= total as i64;
+                best
+            }
+        }
+    }
+}
+
+/// xorshift64*, seeded per worker and set so that runs repeat.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64, worker: u32, set: u32) -> Rng {
+        let mixed =
+            seed ^ (u64::from(worker) << 32 | u64::from(set)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        Rng(mixed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// Requests this worker sends for `passes` over a list of `count` targets.
+pub(crate) fn pass_share(count: u64, passes: u64, worker: u32, workers: u32) -> u64 {
+    let (w, n) = (u64::from(worker), u64::from(workers));
+    let mine = count / n + u64::from(w < count % n);
+    mine * passes
+}
