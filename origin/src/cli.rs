@@ -42,6 +42,10 @@ pub struct OriginArgs {
     /// the connections (default: refuse a port in use).
     #[arg(long)]
     pub reuse_port: bool,
+    /// Serve at most N requests at once across the server, the rest waiting in line: with
+    /// --delay D, a server of known capacity N / D per second (default: no limit).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
 }
 
 /// A flag combination that cannot work.
@@ -81,6 +85,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             (args.reset_every, "--reset-every"),
             (args.slow_body, "--slow-body"),
             (args.threads.map(|t| t as u64), "--threads"),
+            (args.concurrency.map(|c| c as u64), "--concurrency"),
         ] {
             if value == Some(0) {
                 return Err(OriginArgsError::Zero(flag));
@@ -110,6 +115,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             slow_body_bytes_per_s: args.slow_body,
             delay: args.delay,
             reuse_port: args.reuse_port,
+            concurrency: args.concurrency,
         })
     }
 }

@@ -103,6 +103,10 @@ pub struct OriginConfig {
     /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
     /// refusing: the kernel then splits connections between them.
     pub reuse_port: bool,
+    /// Serve at most this many requests at once across the server; the rest wait in line.
+    /// With a delay D, the server's capacity is `concurrency / D` requests per second: a
+    /// server whose capacity is known, to test a capacity sweep against.
+    pub concurrency: Option<usize>,
 }
 
 /// A certificate chain and its private key, PEM-encoded.
@@ -156,6 +160,7 @@ impl OriginConfig {
             delay: None,
             tls: None,
             reuse_port: false,
+            concurrency: None,
         }
     }
 }

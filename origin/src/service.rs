@@ -21,15 +21,20 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     pub(crate) started: tokio::time::Instant,
     requests: AtomicU64,
+    /// `--concurrency`: the requests being served at once, across the server's threads.
+    slots: Option<tokio::sync::Semaphore>,
 }
 
 impl Shared {
     pub(crate) fn new(config: OriginConfig) -> Self {
         Shared {
-            config,
             stats: Stats::default(),
             started: tokio::time::Instant::now(),
             requests: AtomicU64::new(0),
+            slots: config
+                .concurrency
+                .map(|n| tokio::sync::Semaphore::new(n.min(tokio::sync::Semaphore::MAX_PERMITS))),
+            config,
         }
     }
 }
@@ -198,10 +203,16 @@ pub(crate) async fn handle(
         crate::reset_on_close(conn.fd);
         return Err(ResetOnPurpose);
     }
+    // In line for a slot (with --concurrency) for the time the response takes to make.
+    let slot = match &shared.slots {
+        Some(slots) => slots.acquire().await.ok(),
+        None => None,
+    };
     wait_out_stall(&shared).await;
     if let Some(delay) = params.delay.or(config.delay) {
         precise_sleep(delay).await;
     }
+    drop(slot);
     let mut body = match params.size {
         Some(size) => SynthBody::sized(body_len(size, path)),
         None => SynthBody::hello(),

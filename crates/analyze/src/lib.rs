@@ -27,11 +27,15 @@
 
 mod checks;
 pub mod compare;
+mod latency;
 pub mod merge;
 mod metric;
 pub mod render;
+pub mod slo;
+pub mod staged;
 pub mod stats;
 mod summary;
+pub mod sweep;
 pub mod units;
 mod within_run;
 

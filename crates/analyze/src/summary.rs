@@ -3,78 +3,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+
+pub use crate::latency::{LatencySummary, QUANTILES, samples_needed};
 use vload_schema::{
     CacheCounts, ClientHealth, ErrorCount, ErrorKind, LatencyKind, LatencyRecord, Mode, RunFile,
     SchemaError,
 };
-
-/// Quantiles every report shows, with the fewest samples that support each: a percentile
-/// of fewer than `10 / (1 - q)` samples rests on a handful of values and is not shown.
-pub const QUANTILES: [(f64, &str); 5] = [
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.95, "p95"),
-    (0.99, "p99"),
-    (0.999, "p99.9"),
-];
-
-/// Samples needed before quantile `q` is reported.
-pub fn samples_needed(q: f64) -> u64 {
-    (10.0 / (1.0 - q)).round() as u64
-}
-
-/// One latency distribution, summarised.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LatencySummary {
-    /// Values recorded.
-    pub n: u64,
-    /// Exact minimum in ns.
-    pub min_ns: Option<u64>,
-    /// Exact mean in ns.
-    pub mean_ns: Option<f64>,
-    /// Exact sample standard deviation in ns.
-    pub stdev_ns: Option<f64>,
-    /// Quantiles (name, value in ns); `None` where too few samples support it.
-    pub quantiles: Vec<(String, Option<u64>)>,
-    /// Exact maximum in ns.
-    pub max_ns: Option<u64>,
-}
-
-impl LatencySummary {
-    /// Summarises a recorded distribution.
-    ///
-    /// # Errors
-    /// The histogram does not decode.
-    pub fn of(record: &LatencyRecord) -> Result<Self, SchemaError> {
-        let histogram = record.histogram.decode()?;
-        let m = &record.moments;
-        let n = m.n;
-        let quantiles = QUANTILES
-            .iter()
-            .map(|&(q, name)| {
-                let value = (n >= samples_needed(q) && !histogram.is_empty())
-                    .then(|| m.clamp(histogram.value_at_quantile(q)));
-                (name.to_owned(), value)
-            })
-            .collect();
-        Ok(LatencySummary {
-            n,
-            min_ns: (n > 0).then_some(m.min_ns),
-            mean_ns: m.mean(),
-            stdev_ns: m.stdev(),
-            quantiles,
-            max_ns: (n > 0).then_some(m.max_ns),
-        })
-    }
-
-    /// The value of a named quantile (`"p99"`), if shown.
-    pub fn quantile(&self, name: &str) -> Option<u64> {
-        self.quantiles
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| *v)
-    }
-}
 
 /// Everything a report prints about one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -145,6 +79,10 @@ pub struct Summary {
     pub interrupted: bool,
     /// The server's own account (`--server-stats`, `--watch-pid`), beside vload's.
     pub server: Option<ServerSummary>,
+    /// A rate plan's stages or a sweep's steps (a sweep's in rising rate).
+    pub stages: Vec<crate::staged::StageSummary>,
+    /// A sweep's answer.
+    pub sweep: Option<crate::staged::SweepSummary>,
 }
 
 /// The server's counters and CPU next to vload's own counts for the same span.
@@ -359,6 +297,8 @@ impl Summary {
             health: run.client_health.clone(),
             interrupted: run.interrupted,
             server: ServerSummary::of(run),
+            stages: crate::staged::stages_of(run)?,
+            sweep: crate::staged::sweep_of(run),
         })
     }
 
@@ -385,9 +325,10 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
                 vload_schema::Arrival::Constant => "constant",
                 vload_schema::Arrival::Poisson => "poisson",
             };
-            let rate = p
-                .rate_per_s
-                .map_or_else(|| "?".to_owned(), crate::units::rate);
+            let rate = crate::staged::describe(run).unwrap_or_else(|| {
+                p.rate_per_s
+                    .map_or_else(|| "?".to_owned(), crate::units::rate)
+            });
             format!(
                 "open loop, {arrival} {rate}, up to {} connections",
                 p.connections

@@ -68,7 +68,33 @@ fn bases() -> Vec<String> {
             })
             .collect(),
     );
-    vec![golden, closed.to_string(), long.to_string()]
+    // A sweep: steps with their own records, an SLO and an answer.
+    let mut sweep: Value = serde_json::from_str(&golden).unwrap();
+    let record = sweep["latency"]["service"].clone();
+    let health = sweep["client_health"].clone();
+    let step = |index: u64, rate: f64| {
+        serde_json::json!({
+            "index": index, "warmup": false, "start_s": index as f64 * 2.0, "duration_s": 1.0,
+            "from_rate_per_s": rate, "to_rate_per_s": rate, "intended": 5, "sent": 5,
+            "completed": 5, "late_sends": 0, "status_codes": {"200": 4}, "errors": {"reset": 1},
+            "bytes_in": 44, "bytes_out": 0, "hits": 0, "misses": 0, "throughput_per_s": rate,
+            "response": record, "service": record, "client_health": health, "server_cpu_s": 0.5
+        })
+    };
+    sweep["stages"] = serde_json::json!([step(0, 5.0), step(1, 10.0)]);
+    sweep["sweep"] = serde_json::json!({
+        "rates_per_s": [5.0, 10.0], "stage_s": 1.0, "warmup_s": 0.0,
+        "slo": [{"metric": "p99", "limit": 1e6}, {"metric": "errors", "limit": 0.01}],
+        "find_max": false,
+        "verdict": {"max_rate_per_s": 5.0, "first_failing_per_s": 10.0,
+            "fell_behind_per_s": null, "stopped_by": "slo", "summary": "capacity 5/s"}
+    });
+    vec![
+        golden,
+        closed.to_string(),
+        long.to_string(),
+        sweep.to_string(),
+    ]
 }
 
 /// What a mutation puts in place of a value.
@@ -243,6 +269,11 @@ fn exercise(run: &RunFile, other: &RunFile) {
     let _ = vload_analyze::merge::check_shards(&named, true);
     let _ = vload_analyze::merge::merge(&named);
     for (a, b) in [(run, other), (other, run)] {
+        if let Ok(c) = vload_analyze::compare::sweep::compare_sweeps(("A", a), ("B", b)) {
+            let _ = vload_analyze::render::sweeps::text(&c);
+            let _ = vload_analyze::render::sweeps::markdown(&c);
+            let _ = vload_analyze::render::sweeps::json(&c);
+        }
         if let Ok(c) = vload_analyze::compare(
             ("A", std::slice::from_ref(a)),
             ("B", std::slice::from_ref(b)),
@@ -271,7 +302,7 @@ proptest! {
 
     #[test]
     fn mutated_run_files_never_panic_nor_allocate_beyond_256_mib(
-        base in 0usize..3,
+        base in 0usize..4,
         edits in proptest::collection::vec((any::<u64>(), replacement()), 1..4),
         flip in proptest::option::weighted(0.1, (any::<usize>(), any::<u8>())),
     ) {
@@ -287,7 +318,9 @@ proptest! {
             let i = at % bytes.len();
             bytes[i] = *byte;
         }
-        let other = RunFile::from_json(&bases[(base + 1) % bases.len()]).unwrap();
+        // A sweep is compared with the sweep it was; the others with the next base.
+        let other = if base == 3 { base } else { (base + 1) % 3 };
+        let other = RunFile::from_json(&bases[other]).unwrap();
         if let Ok(text) = std::str::from_utf8(&bytes)
             && let Ok(run) = RunFile::from_json(text)
         {
@@ -328,4 +361,13 @@ fn some_mutations_still_read() {
         }
     }
     assert!(read > 10, "{read} of 200 mutated files read");
+}
+
+/// Every base file reads as it is, so each one's mutations exercise what it holds.
+#[test]
+fn every_base_reads() {
+    for (i, base) in bases().iter().enumerate() {
+        let run = RunFile::from_json(base).unwrap_or_else(|e| panic!("base {i}: {e}"));
+        exercise(&run, &run);
+    }
 }

@@ -248,6 +248,9 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             if a.is_empty() { "A" } else { "B" }
         );
     }
+    if a.iter().chain(&b).any(|r| r.sweep.is_some()) {
+        return compare_sweeps(args, (&name_a, &a), (&name_b, &b));
+    }
     let comparison: Comparison = vload_analyze::compare((&name_a, &a), (&name_b, &b))?;
     let text = match args.format {
         CompareFormat::Text => render::compare::text(&comparison),
@@ -266,6 +269,47 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             eprintln!(
                 "vload: regression beyond {threshold}% in B: {}",
                 regressed.join(", ")
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Two sweeps: where each one's capacity at the SLO lies, and whether they part.
+fn compare_sweeps(
+    args: &CompareArgs,
+    (name_a, a): (&str, &[RunFile]),
+    (name_b, b): (&str, &[RunFile]),
+) -> anyhow::Result<ExitCode> {
+    let ([run_a], [run_b]) = (a, b) else {
+        bail!(
+            "sweeps compare one against one: give two sweep files (A has {}, B has {})",
+            a.len(),
+            b.len()
+        );
+    };
+    let named = |name: &str, run: &RunFile| format!("{name} (run {})", run.run_id);
+    let comparison = vload_analyze::compare::sweep::compare_sweeps(
+        (&named(name_a, run_a), run_a),
+        (&named(name_b, run_b), run_b),
+    )?;
+    let text = match args.format {
+        CompareFormat::Text => render::sweeps::text(&comparison),
+        CompareFormat::Json => render::sweeps::json(&comparison),
+        CompareFormat::Markdown => render::sweeps::markdown(&comparison),
+    };
+    print(&text)?;
+    if let Some(threshold) = args.fail_if_regressed {
+        // B regressed when its whole bracket lies more than the threshold below A's floor.
+        let floor_a = comparison.capacity_a.met_per_s;
+        if let Some(top_b) = comparison.capacity_b.missed_per_s
+            && top_b < floor_a * (1.0 - threshold / 100.0)
+        {
+            eprintln!(
+                "vload: regression beyond {threshold}% in B: capacity at the SLO {} against A's {}",
+                comparison.capacity_b.text(),
+                comparison.capacity_a.text()
             );
             return Ok(ExitCode::from(1));
         }

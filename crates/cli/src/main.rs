@@ -12,6 +12,7 @@ mod parse;
 mod progress;
 mod server;
 mod signals;
+mod sweep;
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -43,6 +44,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Send load (open or closed loop) and report latencies, errors and client health.
     Attack(Box<AttackArgs>),
+    /// Find a server's capacity: steps of rising rate, each held to an SLO, until one misses.
+    Sweep(Box<sweep::SweepArgs>),
     /// Print one run, or the exact merge of several (shards, machines).
     Report(analysis::ReportArgs),
     /// Compare two runs or two groups of runs: verdicts with confidence intervals.
@@ -86,6 +89,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Attack(args) => attack(args),
+        Command::Sweep(args) => sweep::run(args),
         Command::Report(args) => analysis::report(args),
         Command::Compare(args) => analysis::compare(args),
         Command::Plot(args) => analysis::plot(args),
@@ -99,39 +103,55 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         output,
         signal,
     } = attack::run(args)?;
-    // The report first and always: whatever happens to the run file, the numbers are shown.
-    let summary = vload_analyze::Summary::of(&run).context("summarising the run")?;
+    let code = report_and_save(&run, output.as_ref(), signal)?;
+    if code == ExitCode::SUCCESS
+        && let Some(error) = no_response(&run)
+    {
+        return Err(error);
+    }
+    Ok(code)
+}
+
+/// Prints the report, then writes the run file: the report first and always, so whatever
+/// happens to the file, the numbers are shown. Exit 128 + the signal that interrupted it.
+fn report_and_save(
+    run: &vload_schema::RunFile,
+    output: Option<&output::Destination>,
+    signal: Option<i32>,
+) -> anyhow::Result<ExitCode> {
+    let summary = vload_analyze::Summary::of(run).context("summarising the run")?;
     let report = vload_analyze::render::report::text::render(&summary);
     let printed = print_stdout(&report);
-    if let Some(destination) = &output
-        && !save_run(destination, &run)
+    if let Some(destination) = output
+        && !save_run(destination, run)
     {
         return Ok(ExitCode::from(2));
     }
     printed?;
-    if let Some(signal) = signal {
-        return Ok(ExitCode::from(128 + signal as u8));
+    Ok(match signal {
+        Some(signal) => ExitCode::from(128 + signal as u8),
+        None => ExitCode::SUCCESS,
+    })
+}
+
+/// An attack in which no request got any response: the server is down or unreachable, and
+/// its numbers describe nothing.
+fn no_response(run: &vload_schema::RunFile) -> Option<anyhow::Error> {
+    let answered = run.totals.successes() > 0 || run.totals.status_codes.values().sum::<u64>() > 0;
+    if answered || run.totals.error_count() == 0 {
+        return None;
     }
-    let succeeded = run.totals.successes() > 0 || run.totals.status_codes.values().sum::<u64>() > 0;
-    if !succeeded && run.totals.error_count() > 0 {
-        let (kind, first) = run
-            .totals
-            .errors
-            .iter()
-            .max_by_key(|(_, e)| e.count)
-            .expect("errors are not empty");
-        anyhow::bail!(
-            "no request got a response ({} x {}, e.g. \"{}\"): check that the server at {} is up and reachable",
-            first.count,
-            kind.as_str(),
-            first.sample,
-            run.plan
-                .server_address
-                .as_deref()
-                .unwrap_or(&run.plan.target)
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    let (kind, first) = run.totals.errors.iter().max_by_key(|(_, e)| e.count)?;
+    Some(anyhow::anyhow!(
+        "no request got a response ({} x {}, e.g. \"{}\"): check that the server at {} is up and reachable",
+        first.count,
+        kind.as_str(),
+        first.sample,
+        run.plan
+            .server_address
+            .as_deref()
+            .unwrap_or(&run.plan.target)
+    ))
 }
 
 fn print_stdout(text: &str) -> std::io::Result<()> {

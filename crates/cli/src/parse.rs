@@ -61,6 +61,104 @@ pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
     Ok((per_s > 0.0).then_some(per_s))
 }
 
+/// The most stages a rate plan may have (each keeps its own histograms).
+const MAX_STAGES: usize = 100;
+
+/// A rate plan: stages separated by commas, each `RATE:DURATION` (hold the rate) or
+/// `FROM->TO:DURATION` (ramp linearly), e.g. `0->20k:30s,20k:60s`.
+pub(crate) fn rate_plan(text: &str) -> Result<vload_engine::RatePlan, String> {
+    let stages: Vec<&str> = text.split(',').map(str::trim).collect();
+    if stages.len() > MAX_STAGES {
+        return Err(format!(
+            "rate plan '{text}' has {} stages; vload runs at most {MAX_STAGES}",
+            stages.len()
+        ));
+    }
+    let parsed = stages
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            plan_stage(stage).map_err(|why| format!("rate plan '{text}', stage {}: {why}", i + 1))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan =
+        vload_engine::RatePlan::staged(parsed).map_err(|e| format!("rate plan '{text}': {e}"))?;
+    if plan.duration().is_some_and(|d| d > MAX_DURATION) {
+        return Err(format!(
+            "rate plan '{text}' lasts longer than a year (365d), the longest vload takes"
+        ));
+    }
+    Ok(plan)
+}
+
+/// One stage of a plan: `RATE:DURATION` or `FROM->TO:DURATION`.
+fn plan_stage(stage: &str) -> Result<vload_engine::RateStage, String> {
+    let shape = "expected RATE:DURATION (a hold) or FROM->TO:DURATION (a ramp), e.g. 0->20k:30s";
+    let (rates, length) = stage
+        .rsplit_once(':')
+        .ok_or_else(|| format!("'{stage}' has no duration: {shape}"))?;
+    let duration = duration(length)?;
+    let (from, to) = match rates.split_once("->") {
+        Some((from, to)) => (from, to),
+        None => (rates, rates),
+    };
+    let one = |r: &str| match rate(r)? {
+        Some(per_s) => Ok(per_s),
+        None if r.trim().parse::<f64>() == Ok(0.0) => Ok(0.0),
+        None => Err(format!(
+            "'{r}': a stage needs a number of requests per second (0 pauses), not an unlimited rate"
+        )),
+    };
+    Ok(vload_engine::RateStage {
+        from_per_s: one(from)?,
+        to_per_s: one(to)?,
+        duration: Some(duration),
+    })
+}
+
+/// The most steps a sweep may plan.
+const MAX_STEPS: usize = 100;
+
+/// `--rates`: `FROM..TO/STEP` (`1k..20k/1k`: 1k, 2k, … 20k) or a list (`1k,2k,5k,10k`); in
+/// ascending order, each rate once.
+pub(crate) fn rates(text: &str) -> Result<Vec<f64>, String> {
+    let one = |r: &str| match rate(r)? {
+        Some(per_s) => Ok(per_s),
+        None => Err(format!(
+            "--rates '{text}': '{r}' is not a rate a step can hold (above 0, not unlimited)"
+        )),
+    };
+    let mut rates = if let Some((range, step)) = text.split_once("..") {
+        let (to, step) = step
+            .split_once('/')
+            .ok_or_else(|| format!("--rates '{text}': a range needs a step, e.g. 1k..20k/1k"))?;
+        let (from, to, step) = (one(range)?, one(to)?, one(step)?);
+        if to < from {
+            return Err(format!("--rates '{text}': the range runs downwards"));
+        }
+        let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+        if n > MAX_STEPS {
+            return Err(format!(
+                "--rates '{text}' makes {n} steps; a sweep runs at most {MAX_STEPS}: take a larger step, and --find-max to refine"
+            ));
+        }
+        (0..n).map(|i| from + step * i as f64).collect::<Vec<f64>>()
+    } else {
+        text.split(',')
+            .map(|r| one(r.trim()))
+            .collect::<Result<_, _>>()?
+    };
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    if rates.len() > MAX_STEPS {
+        return Err(format!(
+            "--rates '{text}' lists {} steps; a sweep runs at most {MAX_STEPS}",
+            rates.len()
+        ));
+    }
+    Ok(rates)
+}
+
 /// Durations: `10s`, `500ms`, `2m`, `1h30m`.
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text.trim()).map_err(|_| {
@@ -156,6 +254,58 @@ mod tests {
         for bad in ["10kk", "fast", "-5", "10/d", ""] {
             let e = rate(bad).unwrap_err();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn rate_plans_hold_and_ramp() {
+        let plan = rate_plan("0->20k:30s, 20k:1m,1200/m->0:500ms").unwrap();
+        let stages = plan.stages();
+        assert_eq!(stages.len(), 3);
+        assert_eq!((stages[0].from_per_s, stages[0].to_per_s), (0.0, 20_000.0));
+        assert_eq!(stages[0].duration, Some(Duration::from_secs(30)));
+        assert_eq!(
+            (stages[1].from_per_s, stages[1].to_per_s),
+            (20_000.0, 20_000.0)
+        );
+        assert_eq!((stages[2].from_per_s, stages[2].to_per_s), (20.0, 0.0));
+        assert_eq!(plan.duration(), Some(Duration::from_millis(90_500)));
+    }
+
+    #[test]
+    fn bad_rate_plans_name_the_stage_and_the_fix() {
+        for (bad, says) in [
+            ("1k:10s,2k", "stage 2: '2k' has no duration"),
+            ("1k:10s,fast:5s", "stage 2: invalid rate 'fast'"),
+            ("inf:10s", "not an unlimited rate"),
+            ("0:10s", "nothing would be sent"),
+            ("1k:0s", "lasts 0s"),
+            ("1k->:10s", "invalid rate ''"),
+            ("1k:10", "invalid duration '10'"),
+            ("1k:200d,1k:200d", "longer than a year"),
+        ] {
+            let e = rate_plan(bad).unwrap_err();
+            assert!(e.contains(says) && e.contains(bad), "{bad}: {e}");
+        }
+        let many = vec!["1k:1s"; 101].join(",");
+        assert!(rate_plan(&many).unwrap_err().contains("at most 100"));
+    }
+
+    #[test]
+    fn sweep_rates_are_ranges_or_lists() {
+        assert_eq!(rates("1k..5k/1k"), Ok(vec![1e3, 2e3, 3e3, 4e3, 5e3]));
+        assert_eq!(rates("100..350/100"), Ok(vec![100.0, 200.0, 300.0]));
+        assert_eq!(rates("5k, 1k,2k,1k"), Ok(vec![1e3, 2e3, 5e3]));
+        for (bad, says) in [
+            ("1k..5k", "needs a step"),
+            ("5k..1k/1k", "downwards"),
+            ("1..1000/1", "at most 100"),
+            ("1k,inf", "not a rate a step can hold"),
+            ("1k,0", "not a rate a step can hold"),
+            ("1k,x", "invalid rate 'x'"),
+        ] {
+            let e = rates(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
         }
     }
 

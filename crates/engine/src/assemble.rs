@@ -61,6 +61,12 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
             },
         },
         client_health: health(plan, &c, context, end),
+        stages: crate::staged::records(
+            plan,
+            c.stages,
+            attack_end.saturating_duration_since(context.t0),
+        ),
+        sweep: None,
         intervals: c.intervals,
         server: None,
     }
@@ -193,7 +199,7 @@ fn health(
         },
         hiccup_p99_ns: quantile(&t.hiccup, 0.99),
         service_p50_ns: quantile(&t.service, 0.5),
-        queued: t.queued,
+        capped: t.capped,
         queue_wait_p99_ns: quantile(&t.queue_wait, 0.99),
         max_connections: plan.own_connections(),
         client_limit_errors: t
@@ -207,22 +213,18 @@ fn health(
 }
 
 fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_schema::Plan {
-    let (mode, rate_per_s, arrival, seed) = match plan.load {
+    let (mode, rate_per_s, arrival, seed) = match &plan.load {
         Load::Closed { .. } => (Mode::Closed, None, vload_schema::Arrival::Constant, None),
-        Load::Open {
-            rate_per_s,
-            arrival,
-            ..
-        } => match arrival {
+        Load::Open { rate, arrival, .. } => match *arrival {
             Arrival::Constant => (
                 Mode::Open,
-                Some(rate_per_s),
+                Some(rate.peak_rate()),
                 vload_schema::Arrival::Constant,
                 None,
             ),
             Arrival::Poisson { seed } => (
                 Mode::Open,
-                Some(rate_per_s),
+                Some(rate.peak_rate()),
                 vload_schema::Arrival::Poisson,
                 Some(seed),
             ),
@@ -244,6 +246,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         body_bytes: request.body.len() as u64,
         connections: plan.connections(),
         rate_per_s,
+        rate_plan: crate::staged::planned(plan),
         arrival,
         seed,
         duration_s: plan.stop.duration.map(|d| d.as_secs_f64()),

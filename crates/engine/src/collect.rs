@@ -10,7 +10,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterBuilder, Tag};
 use vload_schema::{EncodedHistogram, HistogramSettings, Interval, LatencyRecord};
 
-use crate::record::{Distribution, IntervalStats};
+use crate::record::{Distribution, IntervalStats, StageStats};
 use crate::worker::{WorkerMsg, WorkerSummary};
 use crate::{EngineError, Observer, Progress};
 
@@ -20,6 +20,8 @@ pub(crate) struct Collected {
     pub(crate) intervals: Vec<Interval>,
     /// Merged over the measured intervals (warm-up excluded).
     pub(crate) totals: IntervalStats,
+    /// A rate plan's stages, by index (warm-up stage included).
+    pub(crate) stages: Vec<StageStats>,
     pub(crate) summaries: Vec<WorkerSummary>,
 }
 
@@ -80,7 +82,8 @@ pub(crate) fn collect(
         if let Some(summary) = inbox.receive(msg) {
             state.summaries.push(summary);
         }
-        while let Some((index, stats)) = inbox.next_ready() {
+        while let Some((index, mut stats)) = inbox.next_ready() {
+            state.keep_stages(&mut stats);
             let warmup = state.finalize(index, &stats, observer);
             if !warmup && let Some(hlog) = &mut log {
                 let held = hlog.hold(index, stats, setup.open_loop);
@@ -214,6 +217,7 @@ struct State<'a> {
     totals: IntervalStats,
     /// Everything so far, warm-up included: for the progress line only.
     everything: IntervalStats,
+    stages: Vec<StageStats>,
     summaries: Vec<WorkerSummary>,
 }
 
@@ -225,7 +229,21 @@ impl<'a> State<'a> {
             intervals: Vec::new(),
             totals: IntervalStats::new(&settings),
             everything: IntervalStats::new(&settings),
+            stages: Vec::new(),
             summaries: Vec::new(),
+        }
+    }
+
+    /// Moves an interval's stage records into the stages' own (not into the totals).
+    fn keep_stages(&mut self, stats: &mut IntervalStats) {
+        for (index, stage) in std::mem::take(&mut stats.stages) {
+            let index = index as usize;
+            if self.stages.len() <= index {
+                let settings = HistogramSettings::default();
+                self.stages
+                    .resize_with(index + 1, || StageStats::new(&settings));
+            }
+            self.stages[index].merge(&stage);
         }
     }
 
@@ -299,6 +317,7 @@ impl<'a> State<'a> {
         Collected {
             intervals: self.intervals,
             totals: self.totals,
+            stages: self.stages,
             summaries: self.summaries,
         }
     }

@@ -14,7 +14,8 @@
 //! - **the load was not applied**: requests that fell due but were sent more than 1 ms
 //!   late, or never sent, beyond a small share. Whatever the cause, the server did not see
 //!   the planned load, so the run is `client_bound`; the cause picks the sentence.
-//! - **requests queued for a connection** (`--max-connections` reached): a warning.
+//! - **requests queued because every allowed connection was busy** (`--max-connections`
+//!   reached; not those that waited only while a new connection was made): a warning.
 
 use vload_schema::{Cause, ClientHealth, HealthSignal, HealthVerdict};
 
@@ -36,7 +37,8 @@ pub(crate) struct HealthInputs {
     pub(crate) dispatch_lag_p99_ns: Option<u64>,
     pub(crate) hiccup_p99_ns: Option<u64>,
     pub(crate) service_p50_ns: Option<u64>,
-    pub(crate) queued: u64,
+    /// Open loop: requests that fell due with every connection vload may open in use.
+    pub(crate) capped: u64,
     pub(crate) queue_wait_p99_ns: Option<u64>,
     pub(crate) max_connections: u32,
     pub(crate) client_limit_errors: u64,
@@ -299,12 +301,14 @@ fn schedule(a: &mut Assessment, x: &HealthInputs) {
     }
 }
 
-/// Open loop: requests that waited for one of the connections vload may open.
+/// Open loop: requests that waited because every connection vload may open was busy. A
+/// request that waits only while a new connection is made is the open loop growing to
+/// meet demand, not a limit of the client's: it is not counted here.
 fn queueing(a: &mut Assessment, x: &HealthInputs) {
-    if x.intended == 0 || x.queued < LATE_MIN {
+    if x.intended == 0 || x.capped < LATE_MIN {
         return;
     }
-    let share = x.queued as f64 / x.intended as f64;
+    let share = x.capped as f64 / x.intended as f64;
     if share > QUEUED_RATIO {
         let wait = x
             .queue_wait_p99_ns
@@ -315,7 +319,7 @@ fn queueing(a: &mut Assessment, x: &HealthInputs) {
             Cause::ConnectionCap,
             format!(
                 "{} requests ({:.1}%) waited for a free connection{wait}: all {} connections (--max-connections) were busy; the wait is part of their response time",
-                x.queued,
+                x.capped,
                 share * 100.0,
                 x.max_connections
             ),
@@ -349,7 +353,7 @@ mod tests {
             dispatch_lag_p99_ns: Some(30_000),
             hiccup_p99_ns: Some(50_000),
             service_p50_ns: Some(200_000),
-            queued: 0,
+            capped: 0,
             queue_wait_p99_ns: None,
             max_connections: 10_000,
             client_limit_errors: 0,
@@ -527,12 +531,20 @@ mod tests {
         // See #17, case 9: 969 of 1,000 requests waited for one of 10 connections.
         let h = assess(&HealthInputs {
             intended: 1_000,
-            queued: 969,
+            capped: 969,
             queue_wait_p99_ns: Some(480_000_000),
             max_connections: 10,
             ..healthy()
         });
         assert_eq!(h.verdict, HealthVerdict::Warn, "{:?}", h.reasons);
+        // Waiting only while connections were being made is the open loop growing.
+        let growing = assess(&HealthInputs {
+            intended: 1_000,
+            capped: 0,
+            max_connections: 10_000,
+            ..healthy()
+        });
+        assert_eq!(growing.verdict, HealthVerdict::Ok, "{:?}", growing.reasons);
         let s = signal(&h, "queue_wait");
         assert_eq!(s.cause, Cause::ConnectionCap);
         assert!(s.message.contains("969 requests (96.9%)"), "{}", s.message);

@@ -67,10 +67,12 @@ mod h1;
 mod health;
 mod observe;
 mod plan;
+mod rate;
 mod record;
 mod request;
 mod run;
 mod schedule;
+mod staged;
 mod targets;
 mod tls;
 mod worker;
@@ -78,6 +80,7 @@ mod worker;
 pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
 pub use plan::{Arrival, AttackPlan, Http1Client, Load, Protocol, RequestTemplate, Shard, Stop};
+pub use rate::{RatePlan, RatePlanError, RateStage};
 pub use run::run;
 pub use targets::{
     Pick, SetSummary, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary,

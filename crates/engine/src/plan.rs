@@ -8,17 +8,17 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 
 /// The load model.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Load {
     /// `connections` connections, each sending its next request when the previous ends.
     Closed {
         /// Number of connections.
         connections: u32,
     },
-    /// Requests fall due at `rate_per_s` regardless of responses.
+    /// Requests fall due at the plan's rate regardless of responses.
     Open {
-        /// Requests per second across all connections.
-        rate_per_s: f64,
+        /// Requests per second across all connections: a plain rate or stages.
+        rate: crate::rate::RatePlan,
         /// How the due times are spaced.
         arrival: Arrival,
         /// The most connections the attack may open.
@@ -90,7 +90,8 @@ pub struct AttackPlan {
     pub load: Load,
     /// The end.
     pub stop: Stop,
-    /// Recorded in intervals but excluded from totals.
+    /// Recorded in intervals but excluded from totals; whole seconds, since the totals are
+    /// summed from per-second intervals (the cli refuses others).
     pub warmup: Duration,
     /// A request without a complete response by then fails and is recorded at this value.
     pub timeout: Duration,
@@ -219,6 +220,11 @@ impl AttackPlan {
     /// True for the open-loop model.
     pub fn is_open_loop(&self) -> bool {
         matches!(self.load, Load::Open { .. })
+    }
+
+    /// True for an open loop whose rate plan has stages, each recorded on its own.
+    pub fn is_staged(&self) -> bool {
+        matches!(&self.load, Load::Open { rate, .. } if rate.is_staged())
     }
 
     /// Connections (closed loop) or the connection cap (open loop).

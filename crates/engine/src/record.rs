@@ -1,5 +1,7 @@
 //! Per-worker recording: what happened in one interval, and how it merges.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_histogram};
 
@@ -92,6 +94,8 @@ pub(crate) struct IntervalStats {
     pub(crate) unsent: u64,
     /// Open loop: requests that waited for a free connection.
     pub(crate) queued: u64,
+    /// Open loop: requests that fell due with every connection vload may open in use.
+    pub(crate) capped: u64,
     pub(crate) cache: [u64; 3],
     pub(crate) cache_sources: [u64; 3],
     pub(crate) response: Distribution,
@@ -105,6 +109,85 @@ pub(crate) struct IntervalStats {
     pub(crate) tls_handshake: Distribution,
     /// How long queued requests waited for a connection.
     pub(crate) queue_wait: Distribution,
+    /// A rate plan's stages with something recorded in this interval, by stage index.
+    pub(crate) stages: Vec<(u32, Box<StageStats>)>,
+}
+
+/// What one stage of a rate plan saw: each request counts in the stage its intended send
+/// fell in, wherever it completed; `done_during` counts successes by when they arrived.
+#[derive(Debug, Clone)]
+pub(crate) struct StageStats {
+    pub(crate) intended: u64,
+    pub(crate) sent: u64,
+    pub(crate) completed: u64,
+    pub(crate) unsent: u64,
+    pub(crate) late_sends: u64,
+    pub(crate) bytes_in: u64,
+    pub(crate) bytes_out: u64,
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
+    /// Successful responses that arrived while the stage ran, whichever stage they were due
+    /// in: the throughput the server achieved during it.
+    pub(crate) done_during: u64,
+    pub(crate) status: BTreeMap<u16, u64>,
+    pub(crate) errors: [u64; ERROR_KINDS.len()],
+    pub(crate) response: Distribution,
+    pub(crate) service: Distribution,
+}
+
+impl StageStats {
+    pub(crate) fn new(settings: &HistogramSettings) -> Self {
+        StageStats {
+            intended: 0,
+            sent: 0,
+            completed: 0,
+            unsent: 0,
+            late_sends: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            hits: 0,
+            misses: 0,
+            done_during: 0,
+            status: BTreeMap::new(),
+            errors: [0; ERROR_KINDS.len()],
+            response: Distribution::new(settings),
+            service: Distribution::new(settings),
+        }
+    }
+
+    pub(crate) fn merge(&mut self, other: &StageStats) {
+        self.intended += other.intended;
+        self.sent += other.sent;
+        self.completed += other.completed;
+        self.unsent += other.unsent;
+        self.late_sends += other.late_sends;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.done_during += other.done_during;
+        for (code, n) in &other.status {
+            *self.status.entry(*code).or_default() += n;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        self.response.merge(&other.response);
+        self.service.merge(&other.service);
+    }
+
+    pub(crate) fn errors_by_kind(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ERROR_KINDS
+            .iter()
+            .zip(self.errors)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| (*k, n))
+    }
+
+    #[inline]
+    pub(crate) fn count_error(&mut self, kind: ErrorKind) {
+        self.errors[kind_index(kind)] += 1;
+    }
 }
 
 impl IntervalStats {
@@ -124,6 +207,7 @@ impl IntervalStats {
             late_sends: 0,
             unsent: 0,
             queued: 0,
+            capped: 0,
             cache: [0; 3],
             cache_sources: [0; 3],
             response: d.fresh(),
@@ -134,6 +218,7 @@ impl IntervalStats {
             queue_wait: d.fresh(),
             miss: d.fresh(),
             hiccup: d,
+            stages: Vec::new(),
         }
     }
 
@@ -160,6 +245,7 @@ impl IntervalStats {
         self.late_sends += other.late_sends;
         self.unsent += other.unsent;
         self.queued += other.queued;
+        self.capped += other.capped;
         for (a, b) in self.cache.iter_mut().zip(other.cache) {
             *a += b;
         }
@@ -174,6 +260,24 @@ impl IntervalStats {
         self.miss.merge(&other.miss);
         self.tls_handshake.merge(&other.tls_handshake);
         self.queue_wait.merge(&other.queue_wait);
+        for (index, stage) in &other.stages {
+            self.stage(*index).merge(stage);
+        }
+    }
+
+    /// The recorder of stage `index`, made on first use (a worker has one or two stages
+    /// in flight at a time).
+    #[inline]
+    pub(crate) fn stage(&mut self, index: u32) -> &mut StageStats {
+        let at = match self.stages.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                let fresh = Box::new(StageStats::new(&self.settings));
+                self.stages.push((index, fresh));
+                self.stages.len() - 1
+            }
+        };
+        &mut self.stages[at].1
     }
 
     #[inline]
@@ -263,6 +367,26 @@ mod tests {
             a.errors_by_kind().collect::<Vec<_>>(),
             [(ErrorKind::ConnectRefused, 1)]
         );
+    }
+
+    #[test]
+    fn stages_merge_by_index() {
+        let settings = HistogramSettings::default();
+        let (mut a, mut b) = (IntervalStats::new(&settings), IntervalStats::new(&settings));
+        a.stage(1).intended = 2;
+        b.stage(2).intended = 5;
+        b.stage(1).intended = 3;
+        *b.stage(1).status.entry(200).or_default() += 1;
+        b.stage(1).count_error(ErrorKind::Reset);
+        a.merge(&b);
+        assert_eq!(a.stage(1).intended, 5);
+        assert_eq!(a.stage(2).intended, 5);
+        assert_eq!(a.stage(1).status[&200], 1);
+        assert_eq!(
+            a.stage(1).errors_by_kind().collect::<Vec<_>>(),
+            [(ErrorKind::Reset, 1)]
+        );
+        assert!(a.take().stages.len() == 2 && a.stages.is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::env::FD_MARGIN;
 use crate::error::EngineError;
 use crate::observe::{Interrupt, Observer};
 use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
+use crate::rate::Curve;
 use crate::schedule::Schedule;
 use crate::targets::{self, Pick, TargetPlan, TargetStream, TargetSummary};
 use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
@@ -74,9 +75,10 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
         plan.threads > 0 && plan.connections() > 0,
         "plan needs threads and connections"
     );
-    if let Load::Open { rate_per_s, .. } = plan.load {
+    if let Load::Open { rate, .. } = &plan.load {
+        let peak = rate.peak_rate();
         assert!(
-            rate_per_s > 0.0 && rate_per_s.is_finite(),
+            peak > 0.0 && peak.is_finite(),
             "open loop needs a positive rate"
         );
     }
@@ -238,20 +240,17 @@ fn deal_targets(
     Ok((threads, Some((total, passes))))
 }
 
+/// Worker `worker` of `workers`' share of the open loop's arrivals; `None` in closed loop.
 fn schedule_for(plan: &AttackPlan, t0: Instant, worker: u32, workers: u32) -> Option<Schedule> {
-    match plan.load {
-        Load::Closed { .. } => None,
-        Load::Open {
-            rate_per_s,
-            arrival: Arrival::Constant,
-            ..
-        } => Some(Schedule::constant(t0, rate_per_s, worker, workers)),
-        Load::Open {
-            rate_per_s,
-            arrival: Arrival::Poisson { seed },
-            ..
-        } => Some(Schedule::poisson(t0, rate_per_s, seed, worker, workers)),
-    }
+    let Load::Open { rate, arrival, .. } = &plan.load else {
+        return None;
+    };
+    // Every worker of every shard follows the whole attack's curve and takes its share.
+    let curve = Arc::new(Curve::new(rate, plan.warmup));
+    Some(match *arrival {
+        Arrival::Constant => Schedule::paced(t0, curve, worker, workers),
+        Arrival::Poisson { seed } => Schedule::poisson(t0, curve, seed, worker, workers),
+    })
 }
 
 impl Attack {

@@ -1,156 +1,188 @@
-//! Open-loop due times: constant spacing or a seeded Poisson process.
+//! Open-loop due times: a rate plan's arrivals paced exactly, or a seeded Poisson process
+//! that follows the plan's rate.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use crate::rate::Curve;
 
 /// The due times of one worker's share of an open-loop attack.
 ///
-/// With W workers, worker w of a constant-rate attack takes requests w, w + W, w + 2W, …
-/// of the global schedule `t0 + k / rate`, so together they send exactly that schedule.
-/// A Poisson attack gives each worker an independent Poisson process of rate `rate / W`
-/// (the superposition of independent Poisson processes is Poisson with the summed rate).
+/// With W workers, worker w of a paced attack takes arrivals w, w + W, w + 2W, … of the
+/// global sequence: arrival k is due at Λ⁻¹(k), where Λ counts the arrivals the plan makes
+/// due by a time (k / rate for a plain rate), so together the workers send exactly that
+/// sequence. A Poisson attack gives each worker an independent non-homogeneous Poisson
+/// process of rate λ(t) / W (the superposition of independent Poisson processes is Poisson
+/// with the summed rate): a unit-rate process's arrival times S, mapped through Λ⁻¹(W S).
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     t0: Instant,
-    next: Duration,
+    curve: Arc<Curve>,
+    /// The piece of the curve the last due time fell in.
+    cursor: usize,
+    /// The next due time from t0, `None` once the plan has ended.
+    next: Option<Duration>,
+    /// The stage of the next due request.
+    stage: u32,
     kind: Kind,
 }
 
 #[derive(Debug, Clone)]
 enum Kind {
-    Constant {
+    Paced {
         k: u64,
         step: u64,
-        rate_per_s: f64,
     },
     Poisson {
         rng: SplitMix64,
-        rate_per_s: f64,
-        elapsed_s: f64,
+        workers: f64,
+        /// The unit-rate process's time of the next arrival.
+        s: f64,
     },
 }
 
 impl Schedule {
-    pub(crate) fn constant(t0: Instant, rate_per_s: f64, worker: u32, workers: u32) -> Self {
-        let kind = Kind::Constant {
+    /// Worker `worker` of `workers`' share of `curve`'s arrivals, paced exactly.
+    pub(crate) fn paced(t0: Instant, curve: Arc<Curve>, worker: u32, workers: u32) -> Self {
+        let kind = Kind::Paced {
             k: u64::from(worker),
             step: u64::from(workers),
-            rate_per_s,
         };
-        let mut s = Schedule {
-            t0,
-            next: Duration::ZERO,
-            kind,
-        };
-        s.next = s.offset();
-        s
+        Schedule::start(t0, curve, kind)
     }
 
+    /// Worker `worker` of `workers`' Poisson process following `curve`, seeded.
     pub(crate) fn poisson(
         t0: Instant,
-        rate_per_s: f64,
+        curve: Arc<Curve>,
         seed: u64,
         worker: u32,
         workers: u32,
     ) -> Self {
-        let rng = SplitMix64(seed ^ u64::from(worker).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = SplitMix64(seed ^ u64::from(worker).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let s = rng.exponential();
         let kind = Kind::Poisson {
             rng,
-            rate_per_s: rate_per_s / f64::from(workers),
-            elapsed_s: 0.0,
+            workers: f64::from(workers),
+            s,
         };
-        let mut s = Schedule {
-            t0,
-            next: Duration::ZERO,
-            kind,
-        };
-        s.advance();
-        s
+        Schedule::start(t0, curve, kind)
     }
 
-    /// When the next request is due.
+    fn start(t0: Instant, curve: Arc<Curve>, kind: Kind) -> Self {
+        let mut schedule = Schedule {
+            t0,
+            curve,
+            cursor: 0,
+            next: None,
+            stage: 0,
+            kind,
+        };
+        schedule.place();
+        schedule
+    }
+
+    /// When the next request is due (far in the future once the plan has ended).
     #[inline]
     pub(crate) fn due(&self) -> Instant {
         // The cli bounds rates and durations; a schedule beyond the clock's range is "never".
         self.t0
-            .checked_add(self.next)
+            .checked_add(self.next.unwrap_or(NEVER))
             .or_else(|| self.t0.checked_add(NEVER))
             .unwrap_or(self.t0)
     }
 
-    /// Skips the requests due before `cutoff`, at most `limit` of them, and returns how
-    /// many it skipped: the requests a frozen client can no longer send.
-    pub(crate) fn skip_before(&mut self, cutoff: Instant, limit: u64) -> u64 {
-        let mut skipped = 0;
-        if let Kind::Constant {
-            k,
-            step,
-            rate_per_s,
-        } = &mut self.kind
-        {
-            // Jump close to the cutoff in one step (a long freeze at a high rate is many
-            // requests); the loop below settles the last one or two.
-            let cutoff_s = cutoff.saturating_duration_since(self.t0).as_secs_f64();
-            let first_at_cutoff = (cutoff_s * *rate_per_s).floor() as u64;
-            if first_at_cutoff > *k + *step {
-                let jump = ((first_at_cutoff - *k) / *step)
-                    .saturating_sub(1)
-                    .min(limit);
-                *k += jump * *step;
-                skipped = jump;
-                self.next = self.offset();
-            }
-        } else if let Kind::Poisson {
-            rng,
-            rate_per_s,
-            elapsed_s,
-        } = &mut self.kind
-        {
-            let cutoff_s = cutoff.saturating_duration_since(self.t0).as_secs_f64();
-            let expected = (cutoff_s - *elapsed_s) * *rate_per_s;
-            if expected > 10_000.0 {
-                // Arrivals in the gap are Poisson(expected); the next one after the cutoff
-                // is an exponential gap past it (the process has no memory).
-                let n = (expected + expected.sqrt() * rng.normal()).round().max(0.0) as u64;
-                skipped = (1 + n).min(limit);
-                *elapsed_s = cutoff_s - rng.unit().ln() / *rate_per_s;
-                self.next = self.offset();
-                return skipped;
-            }
-        }
-        while skipped < limit && self.due() < cutoff {
-            self.advance();
-            skipped += 1;
-        }
-        skipped
+    /// The plan's cumulative arrivals this schedule follows.
+    pub(crate) fn curve(&self) -> Arc<Curve> {
+        self.curve.clone()
+    }
+
+    /// The stage of the plan the next request belongs to (0 for a plain rate).
+    #[inline]
+    pub(crate) fn stage(&self) -> u32 {
+        self.stage
     }
 
     /// Moves on to the request after.
     #[inline]
     pub(crate) fn advance(&mut self) {
-        if let Kind::Constant { k, step, .. } = &mut self.kind {
-            *k += *step;
+        match &mut self.kind {
+            Kind::Paced { k, step } => *k += *step,
+            Kind::Poisson { rng, s, .. } => *s += rng.exponential(),
         }
-        self.next = self.offset_after_advance();
+        self.place();
     }
 
-    fn offset(&self) -> Duration {
-        let seconds = match &self.kind {
-            Kind::Constant { k, rate_per_s, .. } => *k as f64 / rate_per_s,
-            Kind::Poisson { elapsed_s, .. } => *elapsed_s,
+    /// The due time and stage of the current arrival.
+    fn place(&mut self) {
+        let n = match &self.kind {
+            Kind::Paced { k, .. } => *k as f64,
+            Kind::Poisson { workers, s, .. } => workers * s,
         };
-        Duration::try_from_secs_f64(seconds).unwrap_or(NEVER)
+        match self.curve.time_of(n, &mut self.cursor) {
+            Some((t, stage)) => {
+                self.next = Some(Duration::try_from_secs_f64(t).unwrap_or(NEVER));
+                self.stage = stage;
+            }
+            None => self.next = None,
+        }
     }
 
-    fn offset_after_advance(&mut self) -> Duration {
-        if let Kind::Poisson {
-            rng,
-            rate_per_s,
-            elapsed_s,
-        } = &mut self.kind
-        {
-            *elapsed_s += -rng.unit().ln() / *rate_per_s;
+    /// Skips the requests due before `cutoff`, at most `limit` of them, and returns how
+    /// many it skipped in each stage: the requests a frozen client can no longer send.
+    pub(crate) fn skip_before(&mut self, cutoff: Instant, limit: u64) -> Vec<(u32, u64)> {
+        let cutoff_s = cutoff.saturating_duration_since(self.t0).as_secs_f64();
+        let mut skipped: Vec<(u32, u64)> = Vec::new();
+        let mut left = limit;
+        while left > 0 && self.next.is_some() && self.due() < cutoff {
+            // One stage at a time, so each skipped request is counted in its own stage.
+            let stage = self.stage;
+            let until = cutoff_s.min(self.curve.stage_end(stage));
+            let n = self.skip_within(until, left);
+            if n == 0 {
+                break;
+            }
+            left -= n;
+            match skipped.last_mut() {
+                Some((s, count)) if *s == stage => *count += n,
+                _ => skipped.push((stage, n)),
+            }
         }
-        self.offset()
+        skipped
+    }
+
+    /// Skips the requests due before `until_s`, at most `limit`: a long freeze at a high
+    /// rate is jumped over in one step, the last one or two settled one by one.
+    fn skip_within(&mut self, until_s: f64, limit: u64) -> u64 {
+        let mut skipped = 0;
+        let target = self.curve.at(until_s);
+        match &mut self.kind {
+            Kind::Paced { k, step } => {
+                let first_at = target.floor() as u64;
+                if first_at > *k + *step {
+                    let jump = ((first_at - *k) / *step).saturating_sub(1).min(limit);
+                    *k += jump * *step;
+                    skipped = jump;
+                }
+            }
+            Kind::Poisson { rng, workers, s } => {
+                let expected = target / *workers - *s;
+                if expected > 10_000.0 {
+                    // Arrivals in the gap are Poisson(expected) in unit time; the next one
+                    // after it is an exponential gap past it (the process has no memory).
+                    let n = (expected + expected.sqrt() * rng.normal()).round().max(0.0) as u64;
+                    skipped = (1 + n).min(limit);
+                    *s = target / *workers + rng.exponential();
+                }
+            }
+        }
+        self.place();
+        let until = self.t0 + Duration::try_from_secs_f64(until_s).unwrap_or(NEVER);
+        while skipped < limit && self.next.is_some() && self.due() < until {
+            self.advance();
+            skipped += 1;
+        }
+        skipped
     }
 }
 
@@ -176,6 +208,11 @@ impl SplitMix64 {
         ((self.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
     }
 
+    /// Exponential with mean 1.
+    fn exponential(&mut self) -> f64 {
+        -self.unit().ln()
+    }
+
     /// Standard normal, by Box-Muller.
     fn normal(&mut self) -> f64 {
         let (u, v) = (self.unit(), self.unit());
@@ -186,6 +223,23 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rate::{RatePlan, RateStage};
+
+    fn curve(rate: f64) -> Arc<Curve> {
+        Arc::new(Curve::new(&RatePlan::constant(rate), Duration::ZERO))
+    }
+
+    fn constant(t0: Instant, rate: f64, worker: u32, workers: u32) -> Schedule {
+        Schedule::paced(t0, curve(rate), worker, workers)
+    }
+
+    fn poisson(t0: Instant, rate: f64, seed: u64, worker: u32, workers: u32) -> Schedule {
+        Schedule::poisson(t0, curve(rate), seed, worker, workers)
+    }
+
+    fn total(skipped: Vec<(u32, u64)>) -> u64 {
+        skipped.iter().map(|(_, n)| n).sum()
+    }
 
     fn offsets(mut s: Schedule, n: usize) -> Vec<f64> {
         let t0 = s.t0;
@@ -202,7 +256,7 @@ mod tests {
     fn constant_workers_interleave_into_the_global_schedule() {
         let t0 = Instant::now();
         let mut all: Vec<f64> = (0..3)
-            .flat_map(|w| offsets(Schedule::constant(t0, 100.0, w, 3), 10))
+            .flat_map(|w| offsets(constant(t0, 100.0, w, 3), 10))
             .collect();
         all.sort_by(f64::total_cmp);
         for (k, t) in all.iter().enumerate() {
@@ -215,25 +269,25 @@ mod tests {
         let t0 = Instant::now();
         // 500/s over 2 workers, frozen from 1.2 s to 3.0 s: 900 due in the gap, 450 each.
         for w in 0..2 {
-            let mut s = Schedule::constant(t0, 500.0, w, 2);
+            let mut s = constant(t0, 500.0, w, 2);
             while s.due() < t0 + Duration::from_millis(1200) {
                 s.advance();
             }
-            let skipped = s.skip_before(t0 + Duration::from_secs(3), u64::MAX);
+            let skipped = total(s.skip_before(t0 + Duration::from_secs(3), u64::MAX));
             assert_eq!(skipped, 450, "worker {w}");
             assert!(s.due() >= t0 + Duration::from_secs(3));
         }
         // A limit caps the count.
-        let mut s = Schedule::constant(t0, 500.0, 0, 1);
-        assert_eq!(s.skip_before(t0 + Duration::from_secs(3), 7), 7);
+        let mut s = constant(t0, 500.0, 0, 1);
+        assert_eq!(total(s.skip_before(t0 + Duration::from_secs(3), 7)), 7);
         // An hour at 10M/s is skipped at once, not one request at a time.
-        let mut s = Schedule::constant(t0, 1e7, 0, 1);
-        let skipped = s.skip_before(t0 + Duration::from_secs(3600), u64::MAX);
+        let mut s = constant(t0, 1e7, 0, 1);
+        let skipped = total(s.skip_before(t0 + Duration::from_secs(3600), u64::MAX));
         assert_eq!(skipped, 36_000_000_000);
         // Poisson: near the expected count, small and large.
         for (rate, secs) in [(500.0, 3u64), (1e6, 60)] {
-            let mut s = Schedule::poisson(t0, rate, 7, 0, 1);
-            let n = s.skip_before(t0 + Duration::from_secs(secs), u64::MAX) as f64;
+            let mut s = poisson(t0, rate, 7, 0, 1);
+            let n = total(s.skip_before(t0 + Duration::from_secs(secs), u64::MAX)) as f64;
             let expected = rate * secs as f64;
             assert!(
                 (n - expected).abs() < 5.0 * expected.sqrt(),
@@ -246,10 +300,10 @@ mod tests {
     #[test]
     fn absurd_rates_give_far_due_times_not_panics() {
         let t0 = Instant::now();
-        let mut s = Schedule::constant(t0, 1e-19, 0, 1);
+        let mut s = constant(t0, 1e-19, 0, 1);
         s.advance();
         assert!(s.due() > t0 + Duration::from_secs(86_400 * 365));
-        let mut s = Schedule::poisson(t0, 1e-19, 1, 0, 1);
+        let mut s = poisson(t0, 1e-19, 1, 0, 1);
         s.advance();
         assert!(s.due() > t0);
     }
@@ -257,13 +311,62 @@ mod tests {
     #[test]
     fn poisson_is_seeded_and_has_the_right_mean_rate() {
         let t0 = Instant::now();
-        let a = offsets(Schedule::poisson(t0, 1000.0, 42, 0, 1), 20_000);
-        let b = offsets(Schedule::poisson(t0, 1000.0, 42, 0, 1), 20_000);
+        let a = offsets(poisson(t0, 1000.0, 42, 0, 1), 20_000);
+        let b = offsets(poisson(t0, 1000.0, 42, 0, 1), 20_000);
         assert_eq!(a, b, "same seed, same schedule");
-        let c = offsets(Schedule::poisson(t0, 1000.0, 43, 0, 1), 10);
+        let c = offsets(poisson(t0, 1000.0, 43, 0, 1), 10);
         assert_ne!(a[..10], c[..]);
         let rate = a.len() as f64 / a.last().unwrap();
         assert!((rate - 1000.0).abs() < 30.0, "rate {rate}");
         assert!(a.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    fn ramp() -> Arc<Curve> {
+        let plan = RatePlan::staged(vec![
+            RateStage {
+                from_per_s: 0.0,
+                to_per_s: 2_000.0,
+                duration: Some(Duration::from_secs(2)),
+            },
+            RateStage {
+                from_per_s: 2_000.0,
+                to_per_s: 2_000.0,
+                duration: Some(Duration::from_secs(2)),
+            },
+        ])
+        .unwrap();
+        Arc::new(Curve::new(&plan, Duration::ZERO))
+    }
+
+    #[test]
+    fn poisson_arrivals_follow_a_ramp() {
+        let t0 = Instant::now();
+        let mut per_second = [0u32; 4];
+        for w in 0..2 {
+            let mut s = Schedule::poisson(t0, ramp(), 11, w, 2);
+            while s.due() < t0 + Duration::from_secs(4) {
+                per_second[(s.due() - t0).as_secs() as usize] += 1;
+                s.advance();
+            }
+        }
+        for (second, expected) in [500.0, 1_500.0, 2_000.0, 2_000.0].iter().enumerate() {
+            let got = f64::from(per_second[second]);
+            assert!(
+                (got - expected).abs() < 5.0 * expected.sqrt(),
+                "second {second}: {got} vs {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn skipped_requests_are_counted_in_their_own_stages() {
+        let t0 = Instant::now();
+        let mut s = Schedule::paced(t0, ramp(), 0, 1);
+        let skipped = s.skip_before(t0 + Duration::from_secs(3), u64::MAX);
+        assert_eq!(skipped, [(0, 2_000), (1, 2_000)]);
+        // The plan ends at 4 s: nothing is due after it.
+        let skipped = s.skip_before(t0 + Duration::from_secs(10), u64::MAX);
+        assert_eq!(total(skipped), 2_000);
+        assert!(s.due() > t0 + Duration::from_secs(86_400));
     }
 }

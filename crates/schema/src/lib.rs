@@ -13,8 +13,8 @@
 //! an enumeration (which an older reader would not know), bumps it. Version 2 added the
 //! error kinds `stream_reset`, `goaway` and `client_limit`, the health `signals` and their
 //! causes, `totals.unsent`, `totals.queued`, `latency.queue_wait`, `intervals[].unsent`,
-//! `client_health.max_thread_waiting` and `plan.server_address`; version 1 files read as
-//! before.
+//! `client_health.max_thread_waiting`, `plan.server_address`, and for rate plans and sweeps
+//! `plan.rate_plan`, `stages` and `sweep`; version 1 files read as before.
 //! A file's size depends on the run's duration (one [`Interval`] per second), never on
 //! its request count.
 //!
@@ -50,6 +50,12 @@
 //!   (`ok` | `warn` | `client_bound`), `reasons`, `max_thread_waiting`, and `signals`, each
 //!   with `signal`, `level`, `cause` (`client` | `machine` | `connection_cap`) and `message`
 //!   ([`ClientHealth`], [`HealthSignal`]).
+//! - `stages` (rate plans and sweeps): per stage `index`, `warmup`, `start_s`, `duration_s`,
+//!   `from_rate_per_s`, `to_rate_per_s`, `intended`, `sent`, `completed`, `unsent`,
+//!   `late_sends`, `status_codes`, `errors`, `bytes_in`, `bytes_out`, `hits`, `misses`,
+//!   `throughput_per_s`, `response`, `service`, and for sweep steps `client_health` and
+//!   `server_cpu_s` ([`StageRecord`]); `sweep`: `rates_per_s`, `stage_s`, `warmup_s`, `slo`
+//!   (terms of `metric` and `limit`), `find_max`, `verdict` ([`SweepRecord`]).
 //! - `intervals`: per second `start_s`, `duration_s`, `warmup`, `intended`, `sent`,
 //!   `completed`, `errors`, `status_classes` (`1xx`..`5xx`), `bytes_in`, `bytes_out`,
 //!   `connections_opened`, `in_flight`, `unsent`, `hits`, `misses`, `latency`,
@@ -96,6 +102,7 @@ mod moments;
 mod plan;
 mod run;
 mod server;
+mod stage;
 mod validate;
 
 pub use codec::EncodedHistogram;
@@ -104,6 +111,7 @@ pub use moments::Moments;
 pub use plan::*;
 pub use run::*;
 pub use server::*;
+pub use stage::*;
 
 /// The run-file format version this crate reads and writes.
 pub const SCHEMA_VERSION: u32 = 2;

@@ -46,8 +46,12 @@ pub struct Plan {
     pub body_bytes: u64,
     /// Closed loop: the number of connections. Open loop: the most connections it may open.
     pub connections: u32,
-    /// Open loop: requests per second across all connections; `None` in closed loop.
+    /// Open loop: requests per second across all connections (a rate plan's peak); `None` in
+    /// closed loop.
     pub rate_per_s: Option<f64>,
+    /// Open loop with a rate plan: its stages (`--rate '0->20k:30s,20k:60s'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_plan: Option<Vec<crate::PlannedStage>>,
     /// Open loop: the arrival process.
     pub arrival: Arrival,
     /// Seed of the Poisson arrival generator, if any.

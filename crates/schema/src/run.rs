@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     ClientHealth, EncodedHistogram, Moments, Plan, SCHEMA_VERSION, SchemaError, ServerRecord,
+    StageRecord, SweepRecord,
 };
 
 /// One attack's results: the root of a run file.
@@ -45,6 +46,12 @@ pub struct RunFile {
     /// The server's own account of the measured window (`--server-stats`, `--watch-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerRecord>,
+    /// A rate plan's stages, or a sweep's steps, each with its own summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageRecord>,
+    /// A capacity sweep's SLO and answer (`vload sweep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepRecord>,
 }
 
 impl RunFile {

@@ -109,6 +109,7 @@ impl RunFile {
         self.validate_numbers()?;
         self.validate_totals()?;
         self.validate_latency()?;
+        self.validate_stages()?;
         for (i, interval) in self.intervals.iter().enumerate() {
             let field = format!("intervals[{i}]");
             seconds(&format!("{field}.start_s"), interval.start_s)?;
@@ -144,6 +145,53 @@ impl RunFile {
                 bounded(&field, n, MAX_INTERVAL_COUNT)?;
             }
             interval.latency.validate(&format!("{field}.latency"))?;
+        }
+        Ok(())
+    }
+
+    /// A rate plan's stages or a sweep's steps: finite times and rates, bounded counts, no
+    /// more errors than completions, histograms that decode within bounds.
+    fn validate_stages(&self) -> Result<(), SchemaError> {
+        for (i, stage) in self.stages.iter().enumerate() {
+            let field = format!("stages[{i}]");
+            seconds(&format!("{field}.start_s"), stage.start_s)?;
+            seconds(&format!("{field}.duration_s"), stage.duration_s)?;
+            for (name, rate) in [
+                ("from_rate_per_s", stage.from_rate_per_s),
+                ("to_rate_per_s", stage.to_rate_per_s),
+                ("throughput_per_s", stage.throughput_per_s),
+            ] {
+                finite(&format!("{field}.{name}"), rate)?;
+            }
+            let counts = [
+                stage.intended,
+                stage.sent,
+                stage.completed,
+                stage.unsent,
+                stage.late_sends,
+                stage.bytes_in,
+                stage.bytes_out,
+                stage.hits,
+                stage.misses,
+            ];
+            let errors = stage
+                .errors
+                .values()
+                .try_fold(0u64, |sum, n| sum.checked_add(*n));
+            for n in counts
+                .into_iter()
+                .chain(stage.status_codes.values().copied())
+            {
+                bounded(&field, n, MAX_COUNT)?;
+            }
+            if errors.is_none_or(|e| e > stage.completed) {
+                return Err(invalid(
+                    format!("{field}.errors"),
+                    "more errors than completed requests",
+                ));
+            }
+            stage.response.validate(&format!("{field}.response"))?;
+            stage.service.validate(&format!("{field}.service"))?;
         }
         Ok(())
     }

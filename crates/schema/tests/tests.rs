@@ -21,7 +21,7 @@ mod golden {
     }
 
     /// A small but complete open-loop run, built field by field.
-    fn sample_run() -> RunFile {
+    pub(super) fn sample_run() -> RunFile {
         let response = [180_000, 210_000, 250_000, 990_000_000];
         let service = [170_000, 200_000, 240_000, 2_100_000];
         let mut errors = BTreeMap::new();
@@ -61,6 +61,7 @@ mod golden {
                 body_bytes: 0,
                 connections: 10_000,
                 rate_per_s: Some(5.0),
+                rate_plan: None,
                 arrival: Arrival::Constant,
                 seed: None,
                 duration_s: Some(1.0),
@@ -160,6 +161,8 @@ mod golden {
                 server_cpu_s: None,
             }],
             server: None,
+            stages: Vec::new(),
+            sweep: None,
         }
     }
 
@@ -234,7 +237,11 @@ mod golden {
 }
 
 mod bad_input {
-    use vload_schema::{RunFile, SchemaError};
+    use std::collections::BTreeMap;
+
+    use vload_schema::{ErrorKind, RunFile, SchemaError, StageRecord};
+
+    use super::golden::sample_run;
 
     fn golden() -> String {
         std::fs::read_to_string("tests/data/golden-run.json").unwrap()
@@ -267,5 +274,57 @@ mod bad_input {
         let text = golden().replacen("\"run_id\"", "\"run_ident\"", 1);
         let err = RunFile::from_json(&text).unwrap_err();
         assert!(err.to_string().contains("run_id"), "{err}");
+    }
+
+    #[test]
+    fn stages_that_contradict_themselves_are_refused() {
+        let mut run = sample_run();
+        let stage = StageRecord {
+            index: 0,
+            warmup: false,
+            start_s: 0.0,
+            duration_s: 1.0,
+            from_rate_per_s: 5.0,
+            to_rate_per_s: 5.0,
+            intended: 5,
+            sent: 5,
+            completed: 5,
+            unsent: 0,
+            late_sends: 0,
+            status_codes: BTreeMap::from([(200, 5)]),
+            errors: BTreeMap::new(),
+            bytes_in: 55,
+            bytes_out: 0,
+            hits: 0,
+            misses: 0,
+            throughput_per_s: 5.0,
+            response: run.latency.service.clone(),
+            service: run.latency.service.clone(),
+            client_health: None,
+            server_cpu_s: None,
+        };
+        run.stages = vec![stage.clone()];
+        let text = run.to_json();
+        assert_eq!(RunFile::from_json(&text).unwrap().stages, run.stages);
+        let refuse = |bad: StageRecord, field: &str| {
+            let mut run = run.clone();
+            run.stages = vec![bad];
+            let err = RunFile::from_json(&run.to_json()).unwrap_err().to_string();
+            assert!(err.contains(field), "{field}: {err}");
+        };
+        refuse(
+            StageRecord {
+                errors: BTreeMap::from([(ErrorKind::Reset, 6)]),
+                ..stage.clone()
+            },
+            "stages[0].errors",
+        );
+        refuse(
+            StageRecord {
+                start_s: -1.0,
+                ..stage.clone()
+            },
+            "stages[0].start_s",
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! other side's prediction interval; 1 against 1: within-run batch-means intervals only.
 
 mod row;
+pub mod sweep;
 
 use serde::Serialize;
 use vload_schema::{LatencyKind, RunFile, SchemaError};

@@ -3,4 +3,5 @@
 pub mod compare;
 pub mod plot;
 pub mod report;
+pub mod sweeps;
 mod table;

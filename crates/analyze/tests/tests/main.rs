@@ -5,4 +5,5 @@ mod merge;
 mod order;
 mod plot;
 mod server;
+mod sweeps;
 mod util;

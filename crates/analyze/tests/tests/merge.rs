@@ -72,3 +72,32 @@ fn differing_plans_are_refused_naming_the_field_and_files() {
         "{text}"
     );
 }
+
+#[test]
+fn shards_of_a_rate_plan_add_up_stage_by_stage() {
+    let shard = |seed: u64| {
+        let mut run = synthetic("shard", 4, 100, 1e5, seed);
+        let stage = |i: u32| vload_analyze::sweep::step_record(&run, i, f64::from(i) * 2.0);
+        run.stages = vec![stage(0), stage(1)];
+        run
+    };
+    let (a, b) = (shard(1), shard(2));
+    let merged =
+        vload_analyze::merge::merge(&[("a".to_owned(), a.clone()), ("b".to_owned(), b.clone())])
+            .unwrap();
+    assert_eq!(merged.stages.len(), 2);
+    for (i, stage) in merged.stages.iter().enumerate() {
+        assert_eq!(stage.intended, a.stages[i].intended + b.stages[i].intended);
+        assert_eq!(
+            stage.response.moments.n,
+            a.stages[i].response.moments.n + b.stages[i].response.moments.n
+        );
+        let sum = a.stages[i].throughput_per_s + b.stages[i].throughput_per_s;
+        assert!((stage.throughput_per_s - sum).abs() < 1e-9);
+        assert!(
+            stage.client_health.is_none(),
+            "a shard's own verdict is not the whole's"
+        );
+    }
+    merged.validate().expect("the merge is a valid run file");
+}

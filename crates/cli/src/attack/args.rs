@@ -54,7 +54,7 @@ impl AttackArgs {
         plan.targets = self.targets.plan(self.load.seed)?;
         plan.requests_per_connection = self.connection.requests_per_connection()?;
         plan.connect_to_set = connect_to_set;
-        plan.protocol = self.connection.protocol(&load)?;
+        plan.protocol = self.connection.protocol(&plan.load)?;
         plan.tls = tls;
         plan.shard = self.load.shard;
         plan.start_at = self.load.start_at;
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(
             plan.load,
             Load::Open {
-                rate_per_s: 20_000.0,
+                rate: vload_engine::RatePlan::constant(20_000.0),
                 arrival: Arrival::Poisson { seed: 9 },
                 max_connections: 300
             }

@@ -8,20 +8,24 @@ use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use vload_engine::{
-    Arrival, Http1Client, Load, Pick, Protocol, RequestTemplate, Shard, Stop, TargetFormat,
-    TargetPlan, TargetSet,
+    Arrival, Http1Client, Load, Pick, Protocol, RatePlan, RequestTemplate, Shard, Stop,
+    TargetFormat, TargetPlan, TargetSet,
 };
 
 use crate::parse;
 
-/// `--rate`: a number of requests per second, or unlimited.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `--rate`: a number of requests per second, a plan of stages, or unlimited.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Rate {
     PerSecond(f64),
+    Plan(RatePlan),
     Unlimited,
 }
 
 fn rate_arg(text: &str) -> Result<Rate, String> {
+    if text.contains([':', ',']) || text.contains("->") {
+        return parse::rate_plan(text).map(Rate::Plan);
+    }
     Ok(parse::rate(text)?.map_or(Rate::Unlimited, Rate::PerSecond))
 }
 
@@ -74,7 +78,9 @@ pub(crate) struct LoadArgs {
     /// Connections in the closed loop, each with one request in flight (default: 50).
     #[arg(short = 'c', long)]
     pub(crate) connections: Option<u32>,
-    /// Requests per second for an open loop: 20000, 20k, 20000/s, 1200/m; infinity or 0 for a closed loop (default: closed loop).
+    /// Requests per second for an open loop: 20000, 20k, 20000/s, 1200/m; infinity or 0 for a
+    /// closed loop; or a plan of stages, each RATE:DURATION (hold) or FROM->TO:DURATION (ramp),
+    /// e.g. '0->20k:30s,20k:60s', which sets the duration (default: closed loop).
     #[arg(short = 'r', long, value_parser = rate_arg)]
     pub(crate) rate: Option<Rate>,
     /// Spacing of open-loop requests (default: constant).
@@ -111,10 +117,14 @@ pub(crate) struct LoadArgs {
 impl LoadArgs {
     /// The load model; `random_pick` says whether --seed also seeds a target pick.
     pub(crate) fn load(&self, random_pick: bool) -> anyhow::Result<Load> {
-        let open = match self.rate {
-            Some(Rate::PerSecond(rate)) => Some(rate),
+        let open = match &self.rate {
+            Some(Rate::PerSecond(rate)) => Some(RatePlan::constant(*rate)),
+            Some(Rate::Plan(plan)) => Some(plan.clone()),
             _ => None,
         };
+        if let Some(Rate::Plan(plan)) = &self.rate {
+            self.check_plan(plan)?;
+        }
         if open.is_some() && self.connections.is_some() {
             bail!(
                 "-c/--connections sets a closed loop: with --rate, cap connections with --max-connections"
@@ -130,8 +140,8 @@ impl LoadArgs {
             bail!("--seed needs --arrival poisson or --pick random (nothing else is random)");
         }
         let load = match open {
-            Some(rate_per_s) => Load::Open {
-                rate_per_s,
+            Some(rate) => Load::Open {
+                rate,
                 arrival: match self.arrival {
                     ArrivalArg::Constant => Arrival::Constant,
                     ArrivalArg::Poisson => Arrival::Poisson {
@@ -153,6 +163,19 @@ impl LoadArgs {
         Ok(load)
     }
 
+    /// A plan's own limits on the other flags.
+    fn check_plan(&self, plan: &RatePlan) -> anyhow::Result<()> {
+        if self.duration.is_some() {
+            bail!("a rate plan lasts as long as its stages: drop -d/--duration, or add a stage");
+        }
+        if !self.warmup.is_zero() && plan.first_rate() == 0.0 {
+            bail!(
+                "--warmup holds the plan's first rate, which is 0: start the plan with a warm-up stage instead, e.g. '1k:10s,1k->20k:30s'"
+            );
+        }
+        Ok(())
+    }
+
     /// When the attack ends; `passes` (a walk over a list) bounds it instead of a duration.
     pub(crate) fn stop(&self, passes: Option<u64>) -> anyhow::Result<Stop> {
         if self.duration.is_some_and(|d| d.is_zero()) {
@@ -164,9 +187,14 @@ impl LoadArgs {
         if passes == Some(0) {
             bail!("--passes must be at least 1");
         }
-        let duration = match (self.duration, self.requests, passes) {
-            (None, None, None) => Some(DEFAULT_DURATION),
-            (d, _, _) => d,
+        whole_seconds("--warmup", self.warmup)?;
+        if passes.is_some() && self.requests.is_some() {
+            bail!("--passes and -n/--requests both count requests: give one of them");
+        }
+        let duration = match (&self.rate, self.duration, self.requests, passes) {
+            (Some(Rate::Plan(plan)), ..) => plan.duration(),
+            (_, None, None, None) => Some(DEFAULT_DURATION),
+            (_, d, _, _) => d,
         };
         Ok(Stop {
             duration,
@@ -188,6 +216,20 @@ impl LoadArgs {
             )),
         }
     }
+}
+
+/// Results are kept per second from the attack's start, so a warm-up must end on a
+/// second's edge: one that ended mid-second would drop the rest of that second from the
+/// results, or keep part of the warm-up in them.
+pub(crate) fn whole_seconds(flag: &str, d: Duration) -> anyhow::Result<()> {
+    if d.subsec_nanos() != 0 {
+        bail!(
+            "{flag} {}: give whole seconds (e.g. {}s): results are kept per second, and a warm-up ending mid-second would cut that second in two",
+            humantime::format_duration(d),
+            d.as_secs() + 1
+        );
+    }
+    Ok(())
 }
 
 /// Connections (closed loop) or the cap on them (open loop).
@@ -283,7 +325,7 @@ pub(crate) struct TargetArgs {
     #[arg(long, value_enum, default_value_t = PickArg::Sequential)]
     pub(crate) pick: PickArg,
     /// Walk the list this many times, then stop (default: loop until the duration ends).
-    #[arg(long, conflicts_with = "requests")]
+    #[arg(long)]
     pub(crate) passes: Option<u64>,
     /// Count malformed target or log lines instead of refusing the file (default: refuse).
     #[arg(long)]

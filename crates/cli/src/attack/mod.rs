@@ -68,48 +68,98 @@ impl AttackArgs {
     }
 }
 
+/// What stays up across the runs of one command: the signal watch, the run file's
+/// destination (checked before anything is sent), and where the load goes (the built-in
+/// origin, when nothing names a server, alive until the session ends).
+pub(crate) struct Session {
+    pub(crate) interrupt: Interrupt,
+    signals: crate::signals::Signals,
+    pub(crate) output: Option<Destination>,
+    url: String,
+    origin: Option<vload_origin::OriginHandle>,
+}
+
+impl Session {
+    /// Installs the signal handlers, checks the output, and finds the server.
+    pub(crate) fn open(args: &AttackArgs) -> anyhow::Result<Session> {
+        // First, so that a Ctrl-C while files are read ends vload cleanly.
+        let interrupt = Interrupt::new();
+        let signals =
+            crate::signals::watch(interrupt.clone()).context("cannot install signal handlers")?;
+        let output = args
+            .output
+            .output
+            .as_deref()
+            .map(|path| crate::output::check(path, "run file"))
+            .transpose()?;
+        let (url, origin) = match args.aim()? {
+            Aim::Url(url) => (url, None),
+            Aim::BuiltIn => {
+                let origin = vload_origin::spawn(vload_origin::OriginConfig {
+                    threads: Some(1),
+                    ..vload_origin::OriginConfig::loopback()
+                })
+                .context("cannot start the built-in origin")?;
+                (origin.url(), Some(origin))
+            }
+        };
+        Ok(Session {
+            interrupt,
+            signals,
+            output,
+            url,
+            origin,
+        })
+    }
+
+    /// The plan `args` make against this session's server.
+    pub(crate) fn plan(&self, args: &AttackArgs) -> anyhow::Result<AttackPlan> {
+        let mut plan = args.plan(&self.url)?;
+        // The built-in origin answers any Host: targets naming other hosts all go to it.
+        plan.connect_to_set |= self.origin.is_some();
+        Ok(plan)
+    }
+
+    /// Runs one attack of `plan` to its run file, with the progress line and the server's
+    /// counters as `args` ask.
+    pub(crate) fn attack(&self, args: &AttackArgs, plan: AttackPlan) -> anyhow::Result<RunFile> {
+        let mut progress =
+            ProgressLine::new(!args.output.no_progress && std::io::stderr().is_terminal());
+        // The server's counters before anything is sent: a wrong name fails here, not after.
+        let mut watch = ServerWatch::start(&args.server, &plan)?;
+        let result = vload_engine::run(
+            plan,
+            &mut Observers(&mut progress, &mut watch),
+            &self.interrupt,
+        );
+        progress.clear();
+        let mut run = result?;
+        watch.finish(&mut run);
+        Ok(run)
+    }
+
+    /// True when vload started its own origin.
+    pub(crate) fn builtin(&self) -> bool {
+        self.origin.is_some()
+    }
+
+    /// The signal that ended the session early, if one came.
+    pub(crate) fn signal(&self) -> Option<i32> {
+        self.signals.received()
+    }
+}
+
 /// Runs `vload attack` up to its run file, which the caller writes after the report.
 pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
-    // First, so that a Ctrl-C while files are read ends vload cleanly.
-    let interrupt = Interrupt::new();
-    let signals =
-        crate::signals::watch(interrupt.clone()).context("cannot install signal handlers")?;
-    let output = args
-        .output
-        .output
-        .as_deref()
-        .map(|path| crate::output::check(path, "run file"))
-        .transpose()?;
-    // No URL and nothing naming a server: the built-in origin, on its own thread, alive
-    // until the attack ends.
-    let (url, origin) = match args.aim()? {
-        Aim::Url(url) => (url, None),
-        Aim::BuiltIn => {
-            let origin = vload_origin::spawn(vload_origin::OriginConfig {
-                threads: Some(1),
-                ..vload_origin::OriginConfig::loopback()
-            })
-            .context("cannot start the built-in origin")?;
-            (origin.url(), Some(origin))
-        }
-    };
-    let mut plan = args.plan(&url)?;
-    // The built-in origin answers any Host: targets naming other hosts all go to it.
-    plan.connect_to_set |= origin.is_some();
-    announce(&plan, origin.is_some(), args.url.is_none());
-    let mut progress =
-        ProgressLine::new(!args.output.no_progress && std::io::stderr().is_terminal());
-    // The server's counters before anything is sent: a wrong name fails here, not after.
-    let mut watch = ServerWatch::start(&args.server, &plan)?;
-    let result = vload_engine::run(plan, &mut Observers(&mut progress, &mut watch), &interrupt);
-    progress.clear();
-    let mut run = result?;
-    watch.finish(&mut run);
-    drop(origin);
+    let session = Session::open(args)?;
+    let plan = session.plan(args)?;
+    announce(&plan, session.builtin(), args.url.is_none());
+    let run = session.attack(args, plan)?;
+    let signal = session.signal();
     Ok(Attack {
         run,
-        output,
-        signal: signals.received(),
+        output: session.output,
+        signal,
     })
 }
 
@@ -133,7 +183,7 @@ impl Observer for Observers<'_> {
 }
 
 #[allow(clippy::print_stderr, reason = "the cli's own status line")]
-fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
+pub(crate) fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
     let target = vload_analyze::units::clean(&plan.request.url.to_string()).into_owned();
     let origin = match (builtin, from_targets) {
         (true, _) => " (the built-in origin: no URL given, and nothing names a server)",

@@ -158,3 +158,32 @@ fn ctrl_c_while_waiting_for_start_at_ends_the_wait_and_writes_the_run_file() {
     assert_eq!(origin.stats().requests_total, 0);
     assert!(run.plan.start_at.is_some());
 }
+
+#[test]
+fn a_rate_plan_reports_each_stage() {
+    let origin = origin();
+    let dir = Scratch::new("rate-plan");
+    let file = dir.path("run.json");
+    let _turn = serial();
+    let out = run(
+        vload()
+            .args(["attack", &origin.url(), "--rate", "0->1k:1s,1k:1s"])
+            .args(["--no-progress", "-o"])
+            .arg(&file),
+        0,
+    );
+    let report = stdout(&out);
+    assert!(
+        report.contains("rate plan 0.0/s → 1,000.0/s for 1.000 s, then 1,000.0/s for 1.000 s"),
+        "{report}"
+    );
+    assert!(report.contains("Stages"), "{report}");
+    let run_file = read_run(&file);
+    assert_eq!(
+        run_file.plan.duration_s,
+        Some(2.0),
+        "the plan sets the duration"
+    );
+    let intended: Vec<u64> = run_file.stages.iter().map(|s| s.intended).collect();
+    assert_eq!(intended, [500, 1_000]);
+}

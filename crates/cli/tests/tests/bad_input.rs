@@ -121,3 +121,19 @@ fn help_lists_the_exit_codes() {
     let o = run(vload().arg("--help"), 0);
     assert!(stdout(&o).contains("Exit codes:"), "{}", stdout(&o));
 }
+
+#[test]
+fn rate_plans_refuse_what_contradicts_them() {
+    refused(
+        &["attack", "--rate", "1k:1s,2k:1s", "-d", "5s"],
+        "drop -d/--duration",
+    );
+    refused(
+        &["attack", "--rate", "0->1k:1s", "--warmup", "1s"],
+        "start the plan with a warm-up stage",
+    );
+    refused(
+        &["attack", "--rate", "1k:1s,2k"],
+        "stage 2: '2k' has no duration",
+    );
+}

@@ -5,5 +5,6 @@ mod bad_input;
 mod edges;
 mod origin_command;
 mod shards;
+mod sweep;
 mod util;
 mod workloads;

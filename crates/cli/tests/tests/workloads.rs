@@ -157,5 +157,9 @@ fn bad_workload_input_is_one_clear_line() {
         ]),
         2,
     );
-    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--passes and -n/--requests both count requests"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -11,6 +11,8 @@ pub(super) struct Job {
     /// connection (every connection busy or being made).
     pub(super) dispatched: Instant,
     pub(super) queued: bool,
+    /// The stage of the rate plan its intended send fell in (0 without a plan).
+    pub(super) stage: u32,
 }
 
 impl Job {
@@ -21,6 +23,7 @@ impl Job {
             intended: now,
             dispatched: now,
             queued: false,
+            stage: 0,
         }
     }
 }

@@ -35,6 +35,8 @@ pub(super) struct Open {
     max_connections: u32,
     connections: Cell<u32>,
     connecting: Cell<u32>,
+    /// The rate plan has stages, each recorded on its own.
+    staged: bool,
 }
 
 /// The schedule and what is left of it.
@@ -91,6 +93,7 @@ impl Open {
         end: Option<Instant>,
         remaining: Option<u64>,
         max_connections: u32,
+        staged: bool,
     ) -> Self {
         Open {
             pool: RefCell::new(Pool::default()),
@@ -104,6 +107,7 @@ impl Open {
             max_connections,
             connections: Cell::new(0),
             connecting: Cell::new(0),
+            staged,
         }
     }
 
@@ -214,7 +218,7 @@ impl Open {
         if let Some(end) = d.end
             && now >= end
         {
-            d.count_unsent(end, now, stats);
+            d.count_unsent(end, now, stats, self.staged);
         }
         loop {
             let due = d.schedule.due();
@@ -228,6 +232,7 @@ impl Open {
                 intended: due,
                 dispatched: now,
                 queued: false,
+                stage: d.schedule.stage(),
             };
             self.dispatch(job, now, stats);
             d.remaining = d.remaining.map(|n| n - 1);
@@ -253,14 +258,23 @@ impl Open {
             stats.intended += 1;
             let lag = nanos_between(job.intended, now);
             stats.dispatch_lag.record(lag);
-            if lag > LATE_SEND.as_nanos() as u64 {
-                stats.late_sends += 1;
+            let late = lag > LATE_SEND.as_nanos() as u64;
+            stats.late_sends += u64::from(late);
+            if self.staged {
+                let stage = stats.stage(job.stage);
+                stage.intended += 1;
+                stage.late_sends += u64::from(late);
             }
         }
         let slot = self.pool.borrow_mut().idle.pop();
         match slot {
             Some(slot) => slot.fill(Some(job)),
             None => {
+                // Waiting for a connection being made is the open loop's normal growth;
+                // waiting because the cap is reached is a limit the user set.
+                if self.connections.get() >= self.max_connections {
+                    stats.borrow_mut().capped += 1;
+                }
                 let job = Job {
                     queued: true,
                     ..job
@@ -306,16 +320,27 @@ impl Dispatch {
     /// The window is over: a request due in it that is not out yet could only go out after
     /// it, over 1 ms late. It is counted as due and never sent (a frozen client), whichever
     /// task notices the end first.
-    fn count_unsent(&mut self, end: Instant, now: Instant, stats: &RefCell<IntervalStats>) {
+    fn count_unsent(
+        &mut self,
+        end: Instant,
+        now: Instant,
+        stats: &RefCell<IntervalStats>,
+        staged: bool,
+    ) {
         let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
-        let unsent = self
+        let by_stage = self
             .schedule
             .skip_before(cutoff, self.remaining.unwrap_or(u64::MAX));
-        self.remaining = self.remaining.map(|n| n - unsent);
-        if unsent > 0 {
-            let mut stats = stats.borrow_mut();
+        let mut stats = stats.borrow_mut();
+        for (stage, unsent) in by_stage {
+            self.remaining = self.remaining.map(|n| n - unsent);
             stats.intended += unsent;
             stats.unsent += unsent;
+            if staged {
+                let stage = stats.stage(stage);
+                stage.intended += unsent;
+                stage.unsent += unsent;
+            }
         }
     }
 }

@@ -129,7 +129,7 @@ async fn closed_connection(worker: Rc<Worker>) {
         let mut conn = match worker.connect().await {
             Ok(conn) => conn,
             Err(failure) => {
-                worker.fail_unsent(failure);
+                worker.fail_unsent(failure, &job);
                 tokio::time::sleep(CONNECT_BACKOFF).await;
                 continue;
             }
@@ -210,8 +210,8 @@ async fn open_connection(worker: Rc<Worker>) {
     match connected {
         Err(failure) => {
             // The request that asked for this connection fails with it.
-            if open.connected(false).is_some() {
-                worker.fail_unsent(failure);
+            if let Some(job) = open.connected(false) {
+                worker.fail_unsent(failure, &job);
             }
         }
         Ok(mut conn) => {

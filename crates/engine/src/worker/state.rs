@@ -15,13 +15,89 @@ use super::closed::Closed;
 use super::job::{Flow, Job};
 use super::open::Open;
 use super::{WorkerMsg, WorkerSetup};
-use crate::cache::CacheClass;
+use crate::cache::{CacheClass, CacheSource};
 use crate::conn::{Conn, Dialer};
 use crate::failure::Failure;
 use crate::plan::AttackPlan;
+use crate::rate::Curve;
 use crate::record::{ERROR_KINDS, IntervalStats};
 use crate::request::{Prepared, Request};
 use crate::targets::{Target, TargetStream};
+
+/// How one request ended.
+enum Outcome {
+    Response {
+        status: u16,
+        cache: (CacheClass, Option<CacheSource>),
+        service: u64,
+        /// Open loop: from the intended send.
+        response: Option<u64>,
+    },
+    Failed {
+        failure: Failure,
+        /// Recorded at the timeout for a request that timed out; nothing otherwise.
+        service: Option<u64>,
+        response: Option<u64>,
+    },
+}
+
+/// A rate plan's stages, for recording each request in its own.
+pub(super) struct Stages {
+    curve: Arc<Curve>,
+    t0: Instant,
+}
+
+impl Stages {
+    /// Records `outcome` in stage `stage` (where its intended send fell), and a success also
+    /// in the stage running when it arrived (the throughput achieved then).
+    fn record(
+        &self,
+        stats: &mut IntervalStats,
+        stage: u32,
+        done: Instant,
+        received: u64,
+        outcome: &Outcome,
+    ) {
+        let own = stats.stage(stage);
+        own.completed += 1;
+        own.bytes_in += received;
+        match outcome {
+            Outcome::Response {
+                status,
+                cache,
+                service,
+                response,
+            } => {
+                own.service.record(*service);
+                if let Some(response) = response {
+                    own.response.record(*response);
+                }
+                *own.status.entry(*status).or_default() += 1;
+                own.hits += u64::from(cache.0 == CacheClass::Hit);
+                own.misses += u64::from(cache.0 == CacheClass::Miss);
+                let at = done.saturating_duration_since(self.t0).as_secs_f64();
+                if (200..400).contains(status)
+                    && let Some(during) = self.curve.stage_during(at)
+                {
+                    stats.stage(during).done_during += 1;
+                }
+            }
+            Outcome::Failed {
+                failure,
+                service,
+                response,
+            } => {
+                if let Some(service) = service {
+                    own.service.record(*service);
+                }
+                if let Some(response) = response {
+                    own.response.record(*response);
+                }
+                own.count_error(failure.0);
+            }
+        }
+    }
+}
 
 /// The load model, as data: where jobs come from.
 pub(super) enum Model {
@@ -38,6 +114,8 @@ pub(super) struct Worker {
     request: Prepared,
     dialer: Dialer,
     pub(super) stats: RefCell<IntervalStats>,
+    /// With a rate plan: its stages, each request recorded in its own as well.
+    stages: Option<Stages>,
     /// Target files, when the attack has them.
     targets: RefCell<Option<TargetStream>>,
     /// TLS with target files: the URL's host, whose connections are the task's own;
@@ -57,12 +135,21 @@ impl Worker {
     /// The worker of `setup`; `end` is when its window ends, for a time-bounded attack.
     pub(super) fn new(setup: &mut WorkerSetup, end: Option<Instant>) -> Self {
         let plan = setup.plan.clone();
+        let stages = setup
+            .schedule
+            .as_ref()
+            .filter(|_| plan.is_staged())
+            .map(|schedule| Stages {
+                curve: schedule.curve(),
+                t0: setup.t0,
+            });
         let model = match setup.schedule.take() {
             Some(schedule) => Model::Open(Box::new(Open::new(
                 schedule,
                 end,
                 setup.requests,
                 setup.connections.max(1),
+                stages.is_some(),
             ))),
             None => Model::Closed(Closed::new(setup.requests)),
         };
@@ -84,6 +171,7 @@ impl Worker {
             stats: RefCell::new(IntervalStats::new(
                 &vload_schema::HistogramSettings::default(),
             )),
+            stages,
             targets: RefCell::new(setup.targets.take()),
             tls_host: (plan.tls.is_some() && plan.targets.is_some())
                 .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
@@ -161,14 +249,16 @@ impl Worker {
     }
 
     /// A request that failed before it could be written (connect failure).
-    pub(super) fn fail_unsent(&self, (kind, message): Failure) {
-        let mut stats = self.stats.borrow_mut();
-        stats.sent += 1;
-        stats.completed += 1;
-        stats.count_error(kind);
-        drop(stats);
-        self.last_send.set(Some(Instant::now()));
-        self.sample(kind, || message);
+    pub(super) fn fail_unsent(&self, failure: Failure, job: &Job) {
+        let now = Instant::now();
+        self.record_send(job, 0);
+        self.last_send.set(Some(now));
+        let outcome = Outcome::Failed {
+            failure,
+            service: None,
+            response: None,
+        };
+        self.record(job, now, 0, outcome);
     }
 
     pub(super) async fn connect(&self) -> Result<Conn, Failure> {
@@ -227,7 +317,7 @@ impl Worker {
             Some(side) => side,
             None => match self.connect_as(Some(host)).await {
                 Ok(side) => (host.into(), side),
-                Err(failure) => return self.fail_unsent(failure),
+                Err(failure) => return self.fail_unsent(failure, &job),
             },
         };
         if let Flow::KeepAlive = self.exchange(&mut side.1, request, job).await
@@ -240,11 +330,7 @@ impl Worker {
     /// Sends `request` on `conn`, waits for the whole response, and records it.
     async fn exchange(&self, conn: &mut Conn, request: Request<'_>, job: Job) -> Flow {
         let start = Instant::now();
-        {
-            let mut stats = self.stats.borrow_mut();
-            stats.sent += 1;
-            stats.bytes_out += request.body().len() as u64;
-        }
+        self.record_send(&job, request.body().len() as u64);
         conn.served += 1;
         let last_on_connection = self
             .plan
@@ -255,53 +341,103 @@ impl Worker {
         let result = conn.exchange(request, start + self.plan.timeout).await;
         self.in_flight.set(self.in_flight.get() - 1);
         let done = Instant::now();
-        let mut stats = self.stats.borrow_mut();
-        stats.completed += 1;
         // Counted whatever the outcome: an endless body that times out still arrived.
-        stats.bytes_in += conn.take_received();
+        let received = conn.take_received();
         let open_loop = self.open().is_some();
-        let failure = match result {
+        let (outcome, flow) = match result {
             Some(Ok(response)) => {
-                let service = nanos_between(start, done);
-                stats.service.record(service);
-                let primary = if open_loop {
-                    let response_time = nanos_between(job.intended, done);
-                    stats.response.record(response_time);
-                    response_time
-                } else {
-                    service
-                };
-                match response.cache.0 {
-                    CacheClass::Hit => stats.hit.record(primary),
-                    CacheClass::Miss => stats.miss.record(primary),
-                    CacheClass::Unknown => {}
-                }
-                stats.count_status(response.status);
-                stats.count_cache(response.cache.0, response.cache.1);
-                return if response.close || last_on_connection {
+                let flow = if response.close || last_on_connection {
                     Flow::Reconnect
                 } else {
                     Flow::KeepAlive
                 };
+                let outcome = Outcome::Response {
+                    status: response.status,
+                    cache: response.cache,
+                    service: nanos_between(start, done),
+                    response: open_loop.then(|| nanos_between(job.intended, done)),
+                };
+                (outcome, flow)
             }
-            Some(Err(failure)) => failure,
+            Some(Err(failure)) => (
+                Outcome::Failed {
+                    failure,
+                    service: None,
+                    response: None,
+                },
+                Flow::Reconnect,
+            ),
             None => {
                 // Recorded at the timeout, so percentiles are never optimistic.
                 let timeout = self.plan.timeout.as_nanos() as u64;
-                stats.service.record(timeout);
-                if open_loop {
-                    stats
-                        .response
-                        .record(nanos_between(job.intended, start) + timeout);
-                }
                 let message = format!("no complete response within {:?}", self.plan.timeout);
-                (ErrorKind::RequestTimeout, message)
+                let outcome = Outcome::Failed {
+                    failure: (ErrorKind::RequestTimeout, message),
+                    service: Some(timeout),
+                    response: open_loop.then(|| nanos_between(job.intended, start) + timeout),
+                };
+                (outcome, Flow::Reconnect)
             }
         };
-        stats.count_error(failure.0);
-        drop(stats);
-        self.sample(failure.0, || failure.1);
-        Flow::Reconnect
+        self.record(&job, done, received, outcome);
+        flow
+    }
+
+    fn record_send(&self, job: &Job, bytes_out: u64) {
+        let mut stats = self.stats.borrow_mut();
+        stats.sent += 1;
+        stats.bytes_out += bytes_out;
+        if self.stages.is_some() {
+            let stage = stats.stage(job.stage);
+            stage.sent += 1;
+            stage.bytes_out += bytes_out;
+        }
+    }
+
+    /// Records how a request ended, in its interval and, with a rate plan, in its stage.
+    fn record(&self, job: &Job, done: Instant, received: u64, outcome: Outcome) {
+        let mut stats = self.stats.borrow_mut();
+        stats.completed += 1;
+        stats.bytes_in += received;
+        if let Some(stages) = &self.stages {
+            stages.record(&mut stats, job.stage, done, received, &outcome);
+        }
+        match outcome {
+            Outcome::Response {
+                status,
+                cache,
+                service,
+                response,
+            } => {
+                stats.service.record(service);
+                if let Some(response) = response {
+                    stats.response.record(response);
+                }
+                let primary = response.unwrap_or(service);
+                match cache.0 {
+                    CacheClass::Hit => stats.hit.record(primary),
+                    CacheClass::Miss => stats.miss.record(primary),
+                    CacheClass::Unknown => {}
+                }
+                stats.count_status(status);
+                stats.count_cache(cache.0, cache.1);
+            }
+            Outcome::Failed {
+                failure,
+                service,
+                response,
+            } => {
+                if let Some(service) = service {
+                    stats.service.record(service);
+                }
+                if let Some(response) = response {
+                    stats.response.record(response);
+                }
+                stats.count_error(failure.0);
+                drop(stats);
+                self.sample(failure.0, || failure.1);
+            }
+        }
     }
 
     /// Ships interval `index` to the collector and starts a new one.

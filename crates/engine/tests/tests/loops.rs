@@ -125,7 +125,7 @@ fn closed_loop_obeys_littles_law() {
 fn poisson_arrivals_are_seeded_and_keep_the_rate() {
     let origin = origin();
     let load = vload_engine::Load::Open {
-        rate_per_s: 1_000.0,
+        rate: vload_engine::RatePlan::constant(1_000.0),
         arrival: vload_engine::Arrival::Poisson { seed: 7 },
         max_connections: 100,
     };

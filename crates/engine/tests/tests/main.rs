@@ -6,6 +6,7 @@ mod errors;
 mod http1_clients;
 mod http2;
 mod loops;
+mod rate_plans;
 mod records;
 mod tls;
 mod util;

@@ -29,7 +29,7 @@ pub(crate) fn closed(connections: u32) -> Load {
 
 pub(crate) fn open(rate_per_s: f64, max_connections: u32) -> Load {
     Load::Open {
-        rate_per_s,
+        rate: vload_engine::RatePlan::constant(rate_per_s),
         arrival: vload_engine::Arrival::Constant,
         max_connections,
     }

@@ -26,6 +26,14 @@ struct RunSeries {
     errors: Vec<(f64, f64)>,
     /// The whole run's percentile curve: (1 / (1 - q), ms).
     curve: Vec<(f64, f64)>,
+    /// Per interval: requests that fell due per second (open loop).
+    intended: Vec<(f64, f64)>,
+    /// Per stage (a rate plan's or a sweep's): (throughput achieved, p50 / p99 / p99.9 in ms).
+    knee: [Vec<(f64, f64)>; 3],
+    /// A sweep: its rate over time would show the gaps between steps, not a plan.
+    sweep: bool,
+    /// A sweep's SLO latency limits, in ms, by name.
+    slo: Vec<(String, f64)>,
     summary: Summary,
 }
 
@@ -40,8 +48,13 @@ impl RunSeries {
             throughput: Vec::new(),
             errors: Vec::new(),
             curve: percentile_curve(run)?,
+            intended: Vec::new(),
+            knee: Default::default(),
+            slo: slo_limits(run),
+            sweep: run.sweep.is_some(),
             summary: Summary::of(run)?,
         };
+        series.knee = knee(&series.summary);
         // A last interval of a few milliseconds would plot as a spike of noise.
         for interval in run.intervals.iter().filter(|i| i.duration_s >= 0.5) {
             let t = interval.start_s + interval.duration_s / 2.0;
@@ -60,6 +73,11 @@ impl RunSeries {
             series
                 .throughput
                 .push((t, interval.completed as f64 / seconds));
+            if run.plan.mode == vload_schema::Mode::Open {
+                series
+                    .intended
+                    .push((t, interval.intended as f64 / seconds));
+            }
             let failed: u64 = interval.errors.values().sum();
             series.errors.push((t, failed as f64 / seconds));
         }
@@ -72,8 +90,39 @@ impl RunSeries {
             color: self.color,
             dash,
             points: points.to_vec(),
+            dots: false,
         }
     }
+}
+
+/// Each stage's quantiles against the throughput it achieved, in rising offered rate: the
+/// knee where throughput stops growing and latency turns up is the capacity. Quantiles too
+/// thin to report are left out.
+fn knee(summary: &Summary) -> [Vec<(f64, f64)>; 3] {
+    let mut stages: Vec<_> = summary.stages.iter().filter(|s| !s.warmup).collect();
+    stages.sort_by(|a, b| {
+        let offered = |s: &crate::staged::StageSummary| s.from_rate_per_s.max(s.to_rate_per_s);
+        offered(a).total_cmp(&offered(b))
+    });
+    ["p50", "p99", "p99.9"].map(|q| {
+        stages
+            .iter()
+            .filter_map(|s| Some((s.throughput_per_s, ms(s.latency.quantile(q)? as f64))))
+            .collect()
+    })
+}
+
+/// A sweep's latency limits, to draw as lines across the knee.
+fn slo_limits(run: &RunFile) -> Vec<(String, f64)> {
+    let Some(sweep) = &run.sweep else {
+        return Vec::new();
+    };
+    sweep
+        .slo
+        .iter()
+        .filter(|t| crate::slo::quantile_of(t.metric).is_some())
+        .map(|t| (crate::slo::term_text(t), ms(t.limit)))
+        .collect()
 }
 
 /// The primary latency by percentile on HdrHistogram's `1/(1-q)` axis, never above the max.
@@ -141,6 +190,9 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         &per_second("requests per second"),
         &all(&|s| vec![s.line("", "none", &s.throughput)]),
     ));
+    if series.iter().any(|s| !s.knee[0].is_empty()) {
+        page.push_str(&stage_charts(&series, &time, &latency_axis));
+    }
     page.push_str(&chart(
         "Errors over time (failed requests per second)",
         &time,
@@ -159,6 +211,58 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
     ));
     page.push_str(FOOT);
     Ok(page)
+}
+
+/// For rate plans and sweeps: latency against the throughput each stage achieved (the
+/// knee, with the SLO's limits), and the rate asked for against the rate achieved.
+fn stage_charts(series: &[RunSeries], time: &Axis, latency: &Axis) -> String {
+    let mut knee = Vec::new();
+    let dotted = |line: Series| Series { dots: true, ..line };
+    for s in series {
+        knee.push(dotted(s.line(" p50", "none", &s.knee[0])));
+        knee.push(dotted(s.line(" p99", "6 3", &s.knee[1])));
+        knee.push(dotted(s.line(" p99.9", "1 3", &s.knee[2])));
+        let span = s.knee[0]
+            .iter()
+            .map(|p| p.0)
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+        for (name, limit) in &s.slo {
+            knee.push(Series {
+                name: format!("{} SLO {name}", s.name),
+                color: "#888888",
+                dash: "2 2",
+                points: vec![(span.0, *limit), (span.1, *limit)],
+                dots: false,
+            });
+        }
+    }
+    let mut out = chart(
+        "Latency against throughput achieved, one point a stage: p50, p99 (dashed), p99.9 (dotted)",
+        &per_second("throughput achieved (successful responses per second)"),
+        latency,
+        &knee,
+    );
+    let ramp: Vec<Series> = series
+        .iter()
+        .filter(|s| !s.intended.is_empty() && !s.sweep)
+        .flat_map(|s| {
+            [
+                s.line(" asked", "6 3", &s.intended),
+                s.line(" achieved", "none", &s.throughput),
+            ]
+        })
+        .collect();
+    if !ramp.is_empty() {
+        out.push_str(&chart(
+            "Rate asked for (due, dashed) and achieved (completed) over time",
+            time,
+            &per_second("requests per second"),
+            &ramp,
+        ));
+    }
+    out
 }
 
 fn per_second(label: &'static str) -> Axis {

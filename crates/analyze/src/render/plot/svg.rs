@@ -21,6 +21,8 @@ pub(super) struct Series {
     pub(super) color: &'static str,
     pub(super) dash: &'static str,
     pub(super) points: Vec<(f64, f64)>,
+    /// Marks each point with a dot (a point is a stage, not a sample of a curve).
+    pub(super) dots: bool,
 }
 
 /// How an axis maps values.
@@ -212,6 +214,16 @@ impl Plot<'_> {
             s.dash,
             points.join(" ")
         );
+        if s.dots {
+            for point in &points {
+                let (px, py) = point.split_once(',').unwrap_or_default();
+                let _ = writeln!(
+                    svg,
+                    r#"<circle cx="{px}" cy="{py}" r="2.5" fill="{}"/>"#,
+                    s.color
+                );
+            }
+        }
     }
 
     /// The axes' names.

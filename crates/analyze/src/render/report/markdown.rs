@@ -72,5 +72,58 @@ pub fn render(s: &Summary) -> String {
         }
     }
     out.push_str(&table::markdown(&rows));
+    stages(&mut out, s);
     out
+}
+
+/// A rate plan's stages or a sweep's steps, and a sweep's answer.
+fn stages(out: &mut String, s: &Summary) {
+    if s.stages.is_empty() {
+        return;
+    }
+    let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
+    let sweep = s.sweep.is_some();
+    out.push_str(if sweep {
+        "\n### Steps\n\n"
+    } else {
+        "\n### Stages\n\n"
+    });
+    let mut rows = vec![
+        [
+            "stage",
+            "start",
+            "rate",
+            "intended",
+            "throughput",
+            "failed",
+            "p50",
+            "p99",
+            "p99.9",
+            "SLO",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for st in &s.stages {
+        rows.push(vec![
+            if st.warmup {
+                "warm-up".to_owned()
+            } else {
+                (st.index + 1).to_string()
+            },
+            format!("{:.1} s", st.start_s),
+            st.rate_text(),
+            count(st.intended),
+            rate(st.throughput_per_s),
+            count(st.failed),
+            ns(st.latency.quantile("p50")),
+            ns(st.latency.quantile("p99")),
+            ns(st.latency.quantile("p99.9")),
+            st.slo.unwrap_or("—").to_owned(),
+        ]);
+    }
+    out.push_str(&table::markdown(&rows));
+    if let Some(sweep) = &s.sweep {
+        out.push_str(&format!("\n**Sweep:** {}\n", sweep.summary));
+    }
 }

@@ -99,6 +99,7 @@ pub fn render(s: &Summary) -> String {
         row(&mut out, "Server", "[address]", address);
     }
     render_latency(&mut out, s);
+    render_stages(&mut out, s);
     row(
         &mut out,
         "Bytes",
@@ -147,6 +148,95 @@ fn render_latency(out: &mut String, s: &Summary) {
             "Service time  from the actual write (what closed-loop tools report)"
         );
         latency_rows(out, "", service);
+    }
+}
+
+/// A rate plan's stages or a sweep's steps, one row each, and a sweep's answer.
+fn render_stages(out: &mut String, s: &Summary) {
+    if s.stages.is_empty() {
+        return;
+    }
+    let sweep = s.sweep.is_some();
+    let title = if sweep { "Steps" } else { "Stages" };
+    let _ = writeln!(
+        out,
+        "{title:<14}each request counted where its intended send fell; throughput = successes arriving during it"
+    );
+    let mut header: Vec<String> = [
+        "",
+        "start",
+        "length",
+        "rate",
+        "intended",
+        "throughput",
+        "failed",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+    ]
+    .iter()
+    .map(|h| (*h).to_owned())
+    .collect();
+    header[0] = format!("{:14}{}", "", if sweep { "step" } else { "" });
+    if sweep {
+        header.extend(["SLO".to_owned(), "client".to_owned()]);
+    }
+    if s.stages
+        .iter()
+        .any(|st| st.server_cpu_per_request_ns.is_some())
+    {
+        header.push("server CPU/req".to_owned());
+    }
+    let mut rows = vec![header];
+    let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));
+    // Stages are numbered as the plan lists them; a warm-up before them is not one.
+    let offset = u32::from(s.stages.first().is_some_and(|st| st.warmup));
+    for st in &s.stages {
+        let name = if st.warmup {
+            "warm-up".to_owned()
+        } else {
+            format!("{}", st.index + 1 - offset)
+        };
+        let name = format!("{:14}{name}", "");
+        let failed = if st.intended > 0 {
+            percent(st.failed as f64 / st.intended as f64)
+        } else {
+            "n/a".to_owned()
+        };
+        let mut cells = vec![
+            name,
+            format!("{:.1} s", st.start_s),
+            format!("{:.1} s", st.duration_s),
+            st.rate_text(),
+            count(st.intended),
+            rate(st.throughput_per_s),
+            failed,
+            ns(st.latency.quantile("p50")),
+            ns(st.latency.quantile("p99")),
+            ns(st.latency.quantile("p99.9")),
+            ns(st.latency.max_ns),
+        ];
+        if sweep {
+            cells.push(st.slo.unwrap_or("n/a").to_owned());
+            cells.push(st.health.map_or("n/a", verdict_word).to_owned());
+        }
+        if let Some(cpu) = st.server_cpu_per_request_ns {
+            cells.push(duration_ns(cpu));
+        }
+        rows.push(cells);
+    }
+    out.push_str(&crate::render::table::layout(&rows));
+    if let Some(sweep) = &s.sweep {
+        let _ = writeln!(out, "{:<14}{}", "Sweep", sweep.summary);
+    }
+}
+
+fn verdict_word(v: HealthVerdict) -> &'static str {
+    match v {
+        HealthVerdict::Ok => "ok",
+        HealthVerdict::Warn => "warn",
+        HealthVerdict::ClientBound => "client-bound",
     }
 }
 

@@ -37,132 +37,12 @@ pub enum MergeError {
     Shards(String),
 }
 
-/// The plan fields that must agree, with their values.
-fn plan_fields(run: &RunFile) -> Vec<(&'static str, String)> {
-    let p = &run.plan;
-    vec![
-        ("workload_hash", run.workload_hash.clone()),
-        ("mode", format!("{:?}", p.mode).to_lowercase()),
-        ("arrival", format!("{:?}", p.arrival).to_lowercase()),
-        ("rate_per_s", format!("{:?}", p.rate_per_s)),
-        ("connections", p.connections.to_string()),
-        ("duration_s", format!("{:?}", p.duration_s)),
-        ("requests", format!("{:?}", p.requests)),
-        ("warmup_s", p.warmup_s.to_string()),
-        ("timeout_s", p.timeout_s.to_string()),
-        ("histogram", format!("{:?}", p.histogram)),
-    ]
-}
+mod check;
+mod stages;
 
-/// Checks that every run planned the same attack as the first.
-///
-/// # Errors
-/// [`MergeError::PlansDiffer`] naming the first field that differs.
-pub fn check_plans(runs: &[(String, RunFile)]) -> Result<(), MergeError> {
-    let Some((first_name, first)) = runs.first() else {
-        return Ok(());
-    };
-    let reference = plan_fields(first);
-    for (name, run) in &runs[1..] {
-        for ((field, a), (_, b)) in reference.iter().zip(plan_fields(run)) {
-            if *a != b {
-                return Err(MergeError::PlansDiffer {
-                    field,
-                    a: a.clone(),
-                    b,
-                    file_a: first_name.clone(),
-                    file_b: name.clone(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Checks that sharded runs are the N shards of one attack, each once, and returns what a
-/// reader must know about them (windows that do not overlap, late starts, unsynchronised
-/// clocks). With `force`, a missing or duplicated shard is a finding instead of an error.
-///
-/// # Errors
-/// [`MergeError::Shards`]: a shard twice or missing, shards of different counts, or shards
-/// mixed with unsharded runs.
-pub fn check_shards(runs: &[(String, RunFile)], force: bool) -> Result<Vec<String>, MergeError> {
-    let sharded: Vec<(&String, vload_schema::ShardRecord)> = runs
-        .iter()
-        .filter_map(|(name, r)| r.plan.shard.map(|s| (name, s)))
-        .collect();
-    if sharded.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut findings = Vec::new();
-    let mut problem = |message: String| -> Result<(), MergeError> {
-        if force {
-            findings.push(message);
-            Ok(())
-        } else {
-            Err(MergeError::Shards(message))
-        }
-    };
-    if let Some((name, _)) = runs.iter().find(|(_, r)| r.plan.shard.is_none()) {
-        problem(format!(
-            "'{name}' is not a shard but '{}' is shard {}/{}",
-            sharded[0].0, sharded[0].1.index, sharded[0].1.count
-        ))?;
-    }
-    let count = sharded[0].1.count;
-    if let Some((name, s)) = sharded.iter().find(|(_, s)| s.count != count) {
-        problem(format!(
-            "'{name}' is a shard of {} but '{}' one of {count}",
-            s.count, sharded[0].0
-        ))?;
-    }
-    let mut seen: BTreeMap<u32, &String> = BTreeMap::new();
-    for (name, s) in &sharded {
-        if let Some(first) = seen.insert(s.index, name) {
-            problem(format!(
-                "shard {}/{count} appears twice: '{first}' and '{name}'",
-                s.index
-            ))?;
-        }
-    }
-    let missing: Vec<String> = (0..count)
-        .filter(|i| !seen.contains_key(i))
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        problem(format!(
-            "shard{} {} missing: the attack had {count} shards",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        ))?;
-    }
-    findings.extend(timing(runs));
-    Ok(findings)
-}
-
-/// Milliseconds since the epoch of an RFC 3339 UTC time as vload writes it.
-pub(crate) fn epoch_ms(stamp: &str) -> Option<i64> {
-    let b = stamp.as_bytes();
-    if b.len() < 20 {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| stamp.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let ms = if b.get(19) == Some(&b'.') {
-        num(20..23).unwrap_or(0)
-    } else {
-        0
-    };
-    // Howard Hinnant's days-from-civil.
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
-}
+pub(crate) use check::epoch_ms;
+pub use check::{check_plans, check_shards};
+use stages::merge_stages;
 
 /// A histogram and the moments of the same values, being added up.
 type Accumulator = Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>;
@@ -206,48 +86,6 @@ fn finish(
     .transpose()
 }
 
-/// What a reader of merged shards must know about their timing: windows that do not
-/// overlap, late starts, unsynchronised clocks.
-fn timing(runs: &[(String, RunFile)]) -> Vec<String> {
-    let mut findings = Vec::new();
-    // Windows on the wall clock: [start, start + warm-up + measured].
-    let spans: Vec<(&String, i64, i64)> = runs
-        .iter()
-        .filter_map(|(name, r)| {
-            let start = epoch_ms(&r.started_at)?;
-            let length = (r.window.warmup_s + r.window.measured_s) * 1000.0;
-            Some((name, start, start + length as i64))
-        })
-        .collect();
-    let latest_start = spans.iter().max_by_key(|s| s.1);
-    let earliest_end = spans.iter().min_by_key(|s| s.2);
-    if let (Some(late), Some(early)) = (latest_start, earliest_end)
-        && late.1 > early.2
-    {
-        findings.push(format!(
-            "shards' windows do not overlap: '{}' began {:.1} s after '{}' ended (start them together with --start-at)",
-            late.0,
-            (late.1 - early.2) as f64 / 1000.0,
-            early.0
-        ));
-    }
-    for (name, r) in runs {
-        if let Some(late) = r.window.start_offset_s.filter(|s| s.abs() > 1.0) {
-            findings.push(format!(
-                "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
-            ));
-        }
-        if let Some(clock) = r.environment.clock.filter(|c| !c.synchronized) {
-            findings.push(format!(
-                "'{name}': the clock of {} is not synchronised (max error {} ms): shards' seconds may not line up",
-                r.environment.hostname,
-                clock.max_error_us / 1000
-            ));
-        }
-    }
-    findings
-}
-
 /// Merges runs exactly: counts add, histograms add, moments merge by Chan's formula, and
 /// intervals that fall in the same wall-clock second add up. Runs that overlap in time are
 /// taken as shards of one attack (the window is the longest); runs that do not overlap, as
@@ -279,7 +117,11 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     // Each run's server counters cover its own span; shards share one server, so adding them
     // would count it several times. A merged report leaves them out.
     out.server = None;
-    out.window = merged_window(runs, &starts);
+    let overlapping = overlapping(runs, &starts);
+    out.window = merged_window(runs, overlapping);
+    out.stages = merge_stages(runs, &starts, overlapping)?;
+    // A sweep's answer belongs to its own steps.
+    out.sweep = None;
     sums.finish(&mut out)?;
     out.client_health = merge_health(runs);
     out.interrupted = runs.iter().any(|(_, r)| r.interrupted);
@@ -298,13 +140,17 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     Ok(out)
 }
 
-/// Runs that overlap in time are shards of one attack (the window is the longest); runs
-/// that do not are consecutive parts (windows add).
-fn merged_window(runs: &[(String, RunFile)], starts: &[i64]) -> vload_schema::Window {
-    let overlapping = runs.iter().zip(starts).all(|((_, r), s)| {
+/// True when every run began before every other ended: shards of one attack.
+fn overlapping(runs: &[(String, RunFile)], starts: &[i64]) -> bool {
+    runs.iter().zip(starts).all(|((_, r), s)| {
         let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
         starts.iter().all(|s2| *s2 <= end)
-    });
+    })
+}
+
+/// Runs that overlap in time are shards of one attack (the window is the longest); runs
+/// that do not are consecutive parts (windows add).
+fn merged_window(runs: &[(String, RunFile)], overlapping: bool) -> vload_schema::Window {
     let windows = runs.iter().map(|(_, r)| r.window);
     if overlapping {
         windows
@@ -546,20 +392,5 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
                 })
             })
             .collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_the_timestamps_vload_writes() {
-        assert_eq!(epoch_ms("1970-01-01T00:00:00.000Z"), Some(0));
-        assert_eq!(
-            epoch_ms("2026-11-22T01:56:12.345Z"),
-            Some(1_795_312_572_345)
-        );
-        assert_eq!(epoch_ms("garbage"), None);
     }
 }

@@ -1,0 +1,179 @@
+use vload_analyze::compare::sweep::compare_sweeps;
+use vload_analyze::sweep::{Search, assemble, judge, step_record, step_starts, verdict};
+use vload_schema::{RunFile, SloMetric, SloTerm, StageRecord, SweepRecord};
+
+use super::util::*;
+
+/// A sweep over `rates` against a server whose median latency is `base_ns` below
+/// `capacity` and ten times that above it; 4 s steps, one after another.
+fn sweep(label: &str, rates: &[u64], capacity: u64, base_ns: f64) -> RunFile {
+    let slo = vec![SloTerm {
+        metric: SloMetric::P99,
+        limit: 50.0 * base_ns,
+    }];
+    let mut search = Search::new(rates.iter().map(|r| *r as f64).collect(), false, 0.0);
+    let mut steps: Vec<(String, RunFile)> = Vec::new();
+    let mut judged = Vec::new();
+    while let Some(rate) = search.next() {
+        let i = steps.len();
+        let median = if (rate as u64) < capacity {
+            base_ns
+        } else {
+            10.0 * base_ns
+        };
+        let mut run = synthetic(label, 4, rate as u64, median, i as u64 + 7);
+        run.started_at = format!("2026-11-22T01:36:{:02}.000Z", 10 + 5 * i);
+        let record = step_record(&run, i as u32, 0.0);
+        let outcome = judge(&slo, &record, false).unwrap();
+        search.record(rate, &outcome);
+        steps.push((format!("step {i}"), run));
+        judged.push((rate, record, outcome));
+    }
+    let answer = verdict(&search, &slo, &judged);
+    let runs: Vec<RunFile> = steps.iter().map(|(_, r)| r.clone()).collect();
+    let stages: Vec<StageRecord> = judged
+        .into_iter()
+        .zip(step_starts(&runs))
+        .map(|((_, record, _), start_s)| StageRecord { start_s, ..record })
+        .collect();
+    let record = SweepRecord {
+        rates_per_s: rates.iter().map(|r| *r as f64).collect(),
+        stage_s: 4.0,
+        warmup_s: 0.0,
+        slo,
+        find_max: false,
+        verdict: answer,
+    };
+    assemble(&steps, stages, record).unwrap()
+}
+
+#[test]
+fn a_sweep_file_holds_its_steps_and_answer_and_survives_a_round_trip() {
+    let file = sweep("x86_64", &[1_000, 2_000, 3_000, 4_000], 2_500, 200_000.0);
+    let s = file.sweep.as_ref().unwrap();
+    assert_eq!(s.verdict.max_rate_per_s, Some(2_000.0));
+    assert_eq!(s.verdict.first_failing_per_s, Some(3_000.0));
+    assert_eq!(s.verdict.stopped_by, "slo");
+    assert_eq!(file.stages.len(), 3, "the sweep stopped at the first miss");
+    // Steps follow one another on the sweep's clock, intervals too.
+    let starts: Vec<f64> = file.stages.iter().map(|s| s.start_s).collect();
+    assert_eq!(starts, [0.0, 5.0, 10.0]);
+    let interval_starts: Vec<f64> = file.intervals.iter().map(|i| i.start_s).collect();
+    assert_eq!(interval_starts[..5], [0.0, 1.0, 2.0, 3.0, 5.0]);
+    // Counts add up over the steps; the file is valid and round-trips.
+    assert_eq!(file.totals.completed, 4 * (1_000 + 2_000 + 3_000));
+    let text = file.to_json();
+    let back = RunFile::from_json(&text).expect("valid");
+    assert_eq!(back.to_json(), text);
+}
+
+#[test]
+fn the_report_shows_each_step_and_the_answer() {
+    let file = sweep("x86_64", &[1_000, 2_000, 3_000], 2_500, 200_000.0);
+    let summary = vload_analyze::Summary::of(&file).unwrap();
+    let text = vload_analyze::render::report::text::render(&summary);
+    assert!(text.contains("Steps"), "{text}");
+    assert!(
+        text.contains("capacity at the SLO (p99<10.00 ms): 2,000.0/s; 3,000.0/s missed it"),
+        "{text}"
+    );
+    let rows = text
+        .lines()
+        .filter(|l| l.ends_with("met     ok") || l.ends_with("missed  ok"))
+        .count();
+    assert_eq!(rows, 3, "{text}");
+    let json = vload_analyze::render::report::json::render(&summary);
+    assert!(json.contains("\"stages\"") && json.contains("\"sweep\""));
+    let markdown = vload_analyze::render::report::markdown::render(&summary);
+    assert!(markdown.contains("capacity at the SLO"), "{markdown}");
+}
+
+#[test]
+fn the_plot_draws_the_knee_with_the_slo() {
+    let runs = vec![(
+        "x86_64".to_owned(),
+        sweep("x86_64", &[1_000, 2_000, 3_000], 2_500, 200_000.0),
+    )];
+    let page = vload_analyze::render::plot::html(&runs).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("well-formed");
+    let series: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    for name in ["x86_64 p50", "x86_64 SLO p99<10.00 ms"] {
+        assert!(series.contains(&name), "{name}: {series:?}");
+    }
+    let heading = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("h2"))
+        .filter_map(|n| n.text())
+        .any(|t| t.starts_with("Latency against throughput achieved"));
+    assert!(heading);
+    // One dot a step on each quantile line that has enough samples.
+    assert!(
+        doc.descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count()
+            >= 3
+    );
+}
+
+#[test]
+fn two_sweeps_that_part_name_the_higher_and_the_margin() {
+    let a = sweep("x86_64", &[1_000, 2_000, 3_000, 4_000], 2_500, 200_000.0);
+    let b = sweep(
+        "aarch64",
+        &[1_000, 2_000, 3_000, 4_000, 5_000],
+        4_500,
+        200_000.0,
+    );
+    let c = compare_sweeps(("x86_64", &a), ("aarch64", &b)).unwrap();
+    assert_eq!(c.higher, Some('B'));
+    let (least, most) = c.margin_pct.unwrap();
+    // A in [2,000, 3,000), B in [4,000, 5,000): B holds 33% to 150% more.
+    assert!(
+        (least - 100.0 * (4_000.0 / 3_000.0 - 1.0)).abs() < 1e-6,
+        "{least}"
+    );
+    assert!((most.unwrap() - 150.0).abs() < 1e-6);
+    assert!(
+        c.verdict
+            .starts_with("aarch64 holds more at the SLO than x86_64"),
+        "{}",
+        c.verdict
+    );
+    let text = vload_analyze::render::sweeps::text(&c);
+    assert!(text.contains("not run"), "B ran a step A did not:\n{text}");
+    // The same sweep twice cannot be told apart.
+    let same = compare_sweeps(("a", &a), ("b", &a)).unwrap();
+    assert_eq!(same.higher, None);
+    assert!(same.verdict.starts_with("cannot tell apart"));
+    // A run that is not a sweep is named.
+    let run = synthetic("plain", 2, 100, 1e5, 1);
+    let err = compare_sweeps(("a.json", &a), ("run.json", &run)).unwrap_err();
+    assert!(
+        err.to_string().contains("'run.json' is not a sweep"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sweeps_with_different_objectives_are_flagged() {
+    let a = sweep("x86_64", &[1_000, 2_000, 3_000], 2_500, 200_000.0);
+    let mut b = a.clone();
+    b.sweep.as_mut().unwrap().slo[0].limit *= 2.0;
+    b.sweep.as_mut().unwrap().stage_s = 10.0;
+    let c = compare_sweeps(("a", &a), ("b", &b)).unwrap();
+    let warnings: Vec<&str> = c.checks.iter().map(|c| c.message.as_str()).collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with("the SLOs differ")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("steps differ in length")),
+        "{warnings:?}"
+    );
+}

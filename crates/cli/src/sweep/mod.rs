@@ -1,0 +1,119 @@
+//! `vload sweep`: steps of rising rate against one server, each held to an SLO, until one
+//! misses it; the answer is the highest rate that met it.
+
+mod args;
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use vload_analyze::sweep::{
+    Search, StepOutcome, assemble, judge, step_record, step_starts, verdict,
+};
+use vload_analyze::units::{duration_ns, percent, rate};
+use vload_schema::{RunFile, StageRecord, SweepRecord};
+
+pub(crate) use args::SweepArgs;
+
+use crate::attack::{Session, announce};
+
+/// A step that ran: its rate, its record, how it went.
+type Judged = (f64, StageRecord, StepOutcome);
+
+/// Runs the sweep, prints its report, writes its file.
+pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
+    args.check()?;
+    let s = &args.sweep;
+    let planned = s.rates.0.clone();
+    let session = Session::open(&args.step(planned[0], true))?;
+    let mut search = Search::new(planned.clone(), s.find_max, args.floor());
+    let mut runs: Vec<(String, RunFile)> = Vec::new();
+    let mut judged: Vec<Judged> = Vec::new();
+    while let Some(step_rate) = search.next() {
+        let step = args.step(step_rate, false);
+        let plan = session.plan(&step)?;
+        if runs.is_empty() {
+            announce(&plan, session.builtin(), args.url.is_none());
+        }
+        let n = runs.len() + 1;
+        let stage = args.stage_for(step_rate);
+        let longer = if stage > s.stage {
+            " (longer than --stage, to measure the SLO's quantiles)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "vload: step {n}: {} for {}{longer} after {} of warm-up",
+            rate(step_rate),
+            humantime::format_duration(stage),
+            humantime::format_duration(s.warmup)
+        );
+        let run = session.attack(&step, plan)?;
+        // Nothing answered the first step: a wrong URL or a server that is down, not a
+        // capacity. A server that stops answering later is a step that missed the SLO.
+        if runs.is_empty()
+            && let Some(error) = crate::no_response(&run)
+        {
+            return Err(error.context(format!("step {n} at {}", rate(step_rate))));
+        }
+        // Placed on the sweep's clock once every step has run.
+        let record = step_record(&run, (n - 1) as u32, 0.0);
+        let outcome = judge(&s.slo.0, &record, run.interrupted).context("judging a step")?;
+        eprintln!(
+            "vload: step {n}: {}",
+            step_line(step_rate, &record, &outcome)
+        );
+        search.record(step_rate, &outcome);
+        runs.push((format!("step {n} at {}", rate(step_rate)), run));
+        judged.push((step_rate, record, outcome));
+    }
+    let answer = verdict(&search, &s.slo.0, &judged);
+    let record = SweepRecord {
+        rates_per_s: planned,
+        stage_s: s.stage.as_secs_f64(),
+        warmup_s: s.warmup.as_secs_f64(),
+        slo: s.slo.0.clone(),
+        find_max: s.find_max,
+        verdict: answer,
+    };
+    let steps: Vec<RunFile> = runs.iter().map(|(_, r)| r.clone()).collect();
+    let stages = judged
+        .into_iter()
+        .zip(step_starts(&steps))
+        .map(|((_, record, _), start_s)| StageRecord { start_s, ..record })
+        .collect();
+    let mut file = assemble(&runs, stages, record).context("assembling the sweep's file")?;
+    file.interrupted = session.signal().is_some();
+    crate::report_and_save(&file, session.output.as_ref(), session.signal())
+}
+
+/// `2,000.0/s: met: p99 4.10 ms (limit 10.00 ms), throughput 1,999.8/s`.
+fn step_line(step_rate: f64, record: &StageRecord, outcome: &StepOutcome) -> String {
+    let detail = match outcome {
+        StepOutcome::Met(terms) | StepOutcome::Missed(terms) => terms
+            .iter()
+            .map(vload_analyze::slo::TermOutcome::text)
+            .collect::<Vec<_>>()
+            .join(", "),
+        StepOutcome::ClientBound(why) => why.clone(),
+        StepOutcome::Interrupted => "the sweep stops here".to_owned(),
+    };
+    let p99 = record
+        .response
+        .histogram
+        .decode()
+        .ok()
+        .filter(|h| !h.is_empty())
+        .map(|h| duration_ns(record.response.moments.clamp(h.value_at_quantile(0.99)) as f64));
+    let errors = if record.completed > 0 {
+        percent(record.error_count() as f64 / record.completed as f64)
+    } else {
+        "n/a".to_owned()
+    };
+    format!(
+        "{}: {}: {detail}; throughput {}, p99 {}, errors {errors}",
+        rate(step_rate),
+        outcome.word(),
+        rate(record.throughput_per_s),
+        p99.unwrap_or_else(|| "n/a".to_owned())
+    )
+}

@@ -1,0 +1,225 @@
+use std::time::Duration;
+
+use vload_analyze::sweep::{StepOutcome, judge};
+
+use super::util::*;
+
+/// A server of known capacity: `slots` requests at once, `delay` each.
+fn bounded_origin(slots: usize, delay_ms: u64) -> OriginHandle {
+    spawn(OriginConfig {
+        threads: Some(1),
+        concurrency: Some(slots),
+        delay: Some(Duration::from_millis(delay_ms)),
+        ..OriginConfig::loopback()
+    })
+    .unwrap()
+}
+
+#[test]
+fn find_max_lands_within_ten_percent_of_a_known_capacity() {
+    // 4 requests at a time, 10 ms each: 400/s.
+    let origin = bounded_origin(4, 10);
+    let dir = Scratch::new("sweep-capacity");
+    let file = dir.path("sweep.json");
+    let _turn = serial();
+    let out = run(
+        vload()
+            .args([
+                "sweep",
+                &origin.url(),
+                "--rates",
+                "300,500",
+                "--stage",
+                "2s",
+            ])
+            .args([
+                "--warmup",
+                "1s",
+                "--slo",
+                "p90<40ms,errors<1%",
+                "--find-max",
+            ])
+            .args(["-t", "1", "--no-progress", "-o"])
+            .arg(&file),
+        0,
+    );
+    let sweep_file = read_run(&file);
+    let sweep = sweep_file.sweep.as_ref().expect("a sweep record");
+    let v = &sweep.verdict;
+    assert_eq!(v.stopped_by, "slo", "{v:?}\n{}", stderr(&out));
+    let max = v.max_rate_per_s.expect("a rate met the SLO");
+    assert!(
+        (360.0..=440.0).contains(&max),
+        "capacity 400/s, found {max}: {}",
+        v.summary
+    );
+    // The step just above it missed the SLO, judged again from the file.
+    let fail = v.first_failing_per_s.expect("a rate missed the SLO");
+    assert!(fail > max && fail - max <= 0.1 * fail, "{max} .. {fail}");
+    let failing = sweep_file
+        .stages
+        .iter()
+        .find(|s| s.from_rate_per_s == fail)
+        .expect("the failing step is recorded");
+    let outcome = judge(&sweep.slo, failing, false).unwrap();
+    assert!(matches!(outcome, StepOutcome::Missed(_)), "{outcome:?}");
+    // Each step is a stage with its own health; the report says the answer.
+    assert!(sweep_file.stages.iter().all(|s| s.client_health.is_some()));
+    assert!(sweep_file.stages.len() >= 3, "bisection ran");
+    let report = stdout(&out);
+    assert!(report.contains("capacity at the SLO"), "{report}");
+    assert!(report.contains("missed"), "{report}");
+}
+
+#[test]
+fn a_client_bound_sweep_says_the_client_was_the_limit() {
+    let origin = origin();
+    let dir = Scratch::new("sweep-client");
+    let file = dir.path("sweep.json");
+    let _turn = serial();
+    let out = run(
+        vload()
+            .args([
+                "sweep",
+                &origin.url(),
+                "--rates",
+                "1k,300k",
+                "--stage",
+                "1s",
+            ])
+            .args(["--warmup", "0s", "--slo", "p90<1s", "-t", "1"])
+            .args(["--max-connections", "100", "--no-progress", "-o"])
+            .arg(&file),
+        0,
+    );
+    let v = read_run(&file).sweep.unwrap().verdict;
+    assert_eq!(v.stopped_by, "client", "{v:?}");
+    assert_eq!(v.max_rate_per_s, Some(1_000.0));
+    assert_eq!(v.first_failing_per_s, None, "no verdict on the server");
+    assert!(
+        v.summary
+            .contains("vload itself was the bottleneck at 300,000.0/s"),
+        "{}",
+        v.summary
+    );
+    assert!(stdout(&out).contains("client-bound"));
+}
+
+#[test]
+fn an_interrupted_sweep_still_writes_its_file() {
+    let origin = origin();
+    let dir = Scratch::new("sweep-interrupt");
+    let file = dir.path("sweep.json");
+    let _turn = serial();
+    let child = vload()
+        .args([
+            "sweep",
+            &origin.url(),
+            "--rates",
+            "1k,2k,3k",
+            "--stage",
+            "2s",
+        ])
+        .args(["--warmup", "0s", "--slo", "p90<1s", "--no-progress", "-o"])
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3_000));
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let swept = read_run(&file);
+    assert!(swept.interrupted);
+    let v = swept.sweep.unwrap().verdict;
+    assert_eq!(v.stopped_by, "interrupted", "{v:?}");
+    assert_eq!(v.max_rate_per_s, Some(1_000.0));
+    assert_eq!(swept.stages.len(), 2);
+}
+
+#[test]
+fn bad_sweeps_are_refused_in_one_line() {
+    for (args, says) in [
+        (
+            vec!["--rates", "5k..1k/1k", "--slo", "p99<1ms"],
+            "runs downwards",
+        ),
+        (vec!["--rates", "1k", "--slo", "p99>1ms"], "has no '<'"),
+        (
+            vec!["--rates", "1k", "--slo", "p99<1ms", "--hlog", "x.hlog"],
+            "drop it",
+        ),
+        (
+            vec!["--rates", "10,20", "--slo", "p99.9<1ms", "--stage", "5s"],
+            "p99.9 needs 10000 responses a step",
+        ),
+        (
+            vec!["--rates", "1k", "--slo", "p99<1ms", "--stage", "0s"],
+            "--stage",
+        ),
+    ] {
+        let out = run(vload().arg("sweep").args(&args), 2);
+        let err = stderr(&out);
+        // One line naming the input (clap adds a pointer to --help after its own).
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains(says), "{args:?}: {err}");
+        assert!(
+            err.lines().filter(|l| l.contains("error")).count() == 1,
+            "{err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn compare_of_two_sweeps_names_the_server_that_holds_more() {
+    // 400/s against 800/s.
+    let (small, large) = (bounded_origin(4, 10), bounded_origin(8, 10));
+    let dir = Scratch::new("sweep-compare");
+    let _turn = serial();
+    for (name, origin) in [("small", &small), ("large", &large)] {
+        run(
+            vload()
+                .args(["sweep", &origin.url(), "--rates", "300,500,700,900"])
+                .args(["--stage", "2s", "--warmup", "1s", "--slo", "p90<40ms"])
+                .args(["-t", "1", "--no-progress", "--label", name, "-o"])
+                .arg(dir.path(&format!("{name}.json"))),
+            0,
+        );
+    }
+    let (a, b) = (dir.path("small.json"), dir.path("large.json"));
+    let out = run(vload().arg("compare").arg(&a).arg(&b), 0);
+    let text = stdout(&out);
+    assert!(text.contains("vload compare (sweeps)"), "{text}");
+    assert!(
+        text.contains("large (run") && text.contains("holds more at the SLO than small"),
+        "{text}"
+    );
+    assert!(text.contains("B [700.0/s, 900.0/s)"), "{text}");
+    // B regressed against A by more than 5%: exit 1; the other way round, no regression.
+    run(
+        vload()
+            .args(["compare", "--fail-if-regressed", "5"])
+            .arg(&b)
+            .arg(&a),
+        1,
+    );
+    run(
+        vload()
+            .args(["compare", "--fail-if-regressed", "5"])
+            .arg(&a)
+            .arg(&b),
+        0,
+    );
+    // A sweep against a plain run is refused, naming the run.
+    let plain = dir.path("plain.json");
+    run(
+        vload()
+            .args(["attack", &small.url(), "-n", "10", "--no-progress", "-o"])
+            .arg(&plain),
+        0,
+    );
+    let out = run(vload().arg("compare").arg(&a).arg(&plain), 2);
+    assert!(stderr(&out).contains("is not a sweep"), "{}", stderr(&out));
+}

@@ -1,0 +1,153 @@
+//! Stages of a run: the stages of a rate plan (`--rate '0->20k:30s,20k:60s'`), or the steps
+//! of a capacity sweep (`vload sweep`), each with its own summary; and a sweep's SLO and
+//! answer.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ClientHealth, ErrorKind, LatencyRecord};
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One stage of a rate plan as planned.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStage {
+    /// Requests per second at the stage's start.
+    pub from_rate_per_s: f64,
+    /// Requests per second at its end (the same for a hold).
+    pub to_rate_per_s: f64,
+    /// Its length in seconds.
+    pub duration_s: f64,
+}
+
+/// What one stage (or sweep step) saw. In a rate plan, each request counts in the stage its
+/// intended send fell in, wherever it completed: an overloaded stage keeps its slow requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// 0-based, in the order run (a warm-up stage first, when there is one).
+    pub index: u32,
+    /// True for a warm-up stage, excluded from the run's totals.
+    pub warmup: bool,
+    /// Start in seconds from the attack's start (warm-up included).
+    pub start_s: f64,
+    /// Length in seconds.
+    pub duration_s: f64,
+    /// Requests per second due at the stage's start.
+    pub from_rate_per_s: f64,
+    /// Requests per second due at its end (the same for a hold or a sweep step).
+    pub to_rate_per_s: f64,
+    /// Requests that fell due.
+    pub intended: u64,
+    /// Requests written.
+    pub sent: u64,
+    /// Requests that ended, with a response or an error.
+    pub completed: u64,
+    /// Requests due in the stage, never sent (a frozen client).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsent: u64,
+    /// Requests dispatched more than 1 ms late.
+    pub late_sends: u64,
+    /// Responses by status code.
+    pub status_codes: BTreeMap<u16, u64>,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Response body bytes received.
+    pub bytes_in: u64,
+    /// Request body bytes sent.
+    pub bytes_out: u64,
+    /// Responses classified as cache hits.
+    pub hits: u64,
+    /// Responses classified as not hits.
+    pub misses: u64,
+    /// Successful (2xx/3xx) responses per second of the stage: the throughput achieved.
+    pub throughput_per_s: f64,
+    /// Response time from the intended send.
+    pub response: LatencyRecord,
+    /// Service time from the actual write.
+    pub service: LatencyRecord,
+    /// A sweep step's own client-health verdict (a step is a run of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_health: Option<ClientHealth>,
+    /// CPU seconds of the watched server over the stage (`--watch-pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_s: Option<f64>,
+}
+
+impl StageRecord {
+    /// Failed requests.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Responses with a 2xx or 3xx status.
+    pub fn successes(&self) -> u64 {
+        self.status_codes
+            .iter()
+            .filter(|(code, _)| (200..400).contains(*code))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// One term of a service-level objective, e.g. `p99<10ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloTerm {
+    /// What is bounded.
+    pub metric: SloMetric,
+    /// The bound, in the metric's unit: ns for latencies, a ratio in [0, 1] for errors,
+    /// requests per second for a rate.
+    pub limit: f64,
+}
+
+/// What an SLO term bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SloMetric {
+    /// Median response time must stay below the limit.
+    P50,
+    /// 90th percentile.
+    P90,
+    /// 99th percentile.
+    P99,
+    /// 99.9th percentile.
+    P999,
+    /// Failed requests over completed must stay below the limit.
+    Errors,
+}
+
+/// A capacity sweep: the steps asked for, the SLO, and the answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRecord {
+    /// The rates of the planned steps, in requests per second (bisection steps come after).
+    pub rates_per_s: Vec<f64>,
+    /// Measured length of each step, in seconds.
+    pub stage_s: f64,
+    /// Warm-up before each step, in seconds.
+    pub warmup_s: f64,
+    /// The objective every step was held to.
+    pub slo: Vec<SloTerm>,
+    /// True when the sweep searched between the last passing and first failing step.
+    pub find_max: bool,
+    /// What the sweep found.
+    pub verdict: SweepVerdict,
+}
+
+/// A sweep's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepVerdict {
+    /// The highest rate whose step met the SLO.
+    pub max_rate_per_s: Option<f64>,
+    /// The lowest rate whose step failed it (by the server's doing).
+    pub first_failing_per_s: Option<f64>,
+    /// The lowest rate at which the achieved throughput fell more than 5% behind.
+    pub fell_behind_per_s: Option<f64>,
+    /// What ended the sweep: `slo` (the server failed the SLO), `client` (vload itself was the
+    /// bottleneck: the server's capacity lies beyond what this client measured), `rates`
+    /// (every step passed), or `interrupted`.
+    pub stopped_by: String,
+    /// One sentence: the answer, as the report prints it.
+    pub summary: String,
+}
