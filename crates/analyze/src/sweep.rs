@@ -75,7 +75,8 @@ pub fn judge(
             .unwrap_or_else(|| "the client health verdict is client_bound".to_owned());
         let advice = match signal.map(|s| s.cause) {
             Some(vload_schema::Cause::Machine) => {
-                "other processes took the CPU: sweep on a machine where nothing else runs"
+                "other processes took the CPU (on one machine, often the server under test): sweep \
+                 from another machine, or give vload cores of its own (taskset)"
             }
             Some(vload_schema::Cause::ConnectionCap) => "raise --max-connections",
             _ => "give vload more threads or cores (-t), or split the load with --shard",
@@ -120,6 +121,12 @@ pub struct Search {
     pass: Option<f64>,
     fail: Option<f64>,
     stopped_by: Option<&'static str>,
+    /// A step that misses is run again up to this many times before the miss counts.
+    retries: u32,
+    /// The rate being run again after a miss, and its misses so far.
+    retrying: Option<(f64, u32)>,
+    /// Rates whose miss did not repeat: a pause of the machine, not the server's limit.
+    unrepeated: Vec<f64>,
 }
 
 impl Search {
@@ -135,13 +142,32 @@ impl Search {
             pass: None,
             fail: None,
             stopped_by: None,
+            retries: 0,
+            retrying: None,
+            unrepeated: Vec::new(),
         }
+    }
+
+    /// Runs a step that missed again, up to `retries` times; the miss counts only if every
+    /// run misses. On a shared machine one pause can push a tail quantile over the SLO at a
+    /// rate the server holds; a real limit misses every time.
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    /// Rates that missed once and met the SLO when run again.
+    pub fn unrepeated(&self) -> &[f64] {
+        &self.unrepeated
     }
 
     /// The rate of the next step; `None` when the sweep is over.
     pub fn next(&self) -> Option<f64> {
         if self.stopped_by.is_some() {
             return None;
+        }
+        if let Some((rate, _)) = self.retrying {
+            return Some(rate);
         }
         match self.fail {
             None => self.planned.get(self.next_planned).copied(),
@@ -158,14 +184,29 @@ impl Search {
 
     /// Takes in how the step at `rate` went.
     pub fn record(&mut self, rate: f64, outcome: &StepOutcome) {
-        if self.fail.is_some() {
-            self.bisections += 1;
-        } else {
-            self.next_planned += 1;
+        let retried = self.retrying.take().filter(|(r, _)| *r == rate);
+        if retried.is_none() {
+            if self.fail.is_some() {
+                self.bisections += 1;
+            } else {
+                self.next_planned += 1;
+            }
         }
         match outcome {
-            StepOutcome::Met(_) => self.pass = Some(self.pass.map_or(rate, |p| p.max(rate))),
-            StepOutcome::Missed(_) => self.fail = Some(self.fail.map_or(rate, |f| f.min(rate))),
+            StepOutcome::Met(_) => {
+                if retried.is_some() {
+                    self.unrepeated.push(rate);
+                }
+                self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
+            }
+            StepOutcome::Missed(_) => {
+                let misses = retried.map_or(1, |(_, n)| n + 1);
+                if misses <= self.retries {
+                    self.retrying = Some((rate, misses));
+                } else {
+                    self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+                }
+            }
             StepOutcome::ClientBound(_) => self.stopped_by = Some("client"),
             StepOutcome::Interrupted => self.stopped_by = Some("interrupted"),
         }
@@ -253,6 +294,13 @@ pub fn verdict(
         ),
         (_, None, None) => "no step ran".to_owned(),
     };
+    if !search.unrepeated().is_empty() {
+        let rates: Vec<String> = search.unrepeated().iter().map(|r| rate(*r)).collect();
+        summary.push_str(&format!(
+            "; a miss at {} did not repeat when run again (a pause of the machine, not the server's limit)",
+            rates.join(", ")
+        ));
+    }
     if let Some(behind) = fell_behind {
         summary.push_str(&format!(
             "; throughput fell more than {:.0}% behind the rate from {}",
@@ -444,6 +492,31 @@ mod tests {
         assert_eq!(search.stopped_by(), "rates");
         let v = verdict(&search, &[], &[]);
         assert!(v.summary.contains("sweep higher"), "{}", v.summary);
+    }
+
+    #[test]
+    fn a_miss_counts_only_when_it_repeats() {
+        let mut search = Search::new(vec![100.0, 200.0, 300.0], false, 0.0).with_retries(1);
+        search.record(100.0, &met());
+        search.record(200.0, &missed());
+        assert_eq!(search.next(), Some(200.0), "run again");
+        search.record(200.0, &met());
+        assert_eq!(search.unrepeated(), [200.0]);
+        assert_eq!(search.next(), Some(300.0));
+        search.record(300.0, &missed());
+        assert_eq!(search.next(), Some(300.0));
+        search.record(300.0, &missed());
+        assert_eq!(search.next(), None);
+        assert_eq!(
+            (search.max_rate(), search.first_failing()),
+            (Some(200.0), Some(300.0))
+        );
+        let v = verdict(&search, &[], &[]);
+        assert!(
+            v.summary.contains("a miss at 200.0/s did not repeat"),
+            "{}",
+            v.summary
+        );
     }
 
     #[test]

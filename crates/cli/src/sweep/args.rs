@@ -69,6 +69,11 @@ pub(crate) struct SweepFlags {
     /// to within 2% (default: stop at the first miss).
     #[arg(long)]
     pub(crate) find_max: bool,
+    /// Run a step that missed the SLO again up to N times; it counts as missed only if every
+    /// run misses, so one pause of a busy machine is not taken for the server's limit
+    /// (default: 1).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub(crate) retries: u32,
     /// Spacing of requests within a step (default: constant).
     #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
     pub(crate) arrival: ArrivalArg,
@@ -95,6 +100,12 @@ impl SweepArgs {
             bail!("a sweep's steps last --stage each: drop --passes");
         }
         crate::attack::flags::whole_seconds("--warmup", s.warmup)?;
+        if s.retries > 5 {
+            bail!(
+                "--retries {}: at most 5 (a miss that repeats 5 times is the server's)",
+                s.retries
+            );
+        }
         if s.stage.is_zero() {
             bail!("--stage must be longer than 0s");
         }

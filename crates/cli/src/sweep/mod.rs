@@ -25,7 +25,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let s = &args.sweep;
     let planned = s.rates.0.clone();
     let session = Session::open(&args.step(planned[0], true))?;
-    let mut search = Search::new(planned.clone(), s.find_max, args.floor());
+    let mut search = Search::new(planned.clone(), s.find_max, args.floor()).with_retries(s.retries);
     let mut runs: Vec<(String, RunFile)> = Vec::new();
     let mut judged: Vec<Judged> = Vec::new();
     while let Some(step_rate) = search.next() {
@@ -63,6 +63,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             step_line(step_rate, &record, &outcome)
         );
         search.record(step_rate, &outcome);
+        if search.next() == Some(step_rate) {
+            eprintln!(
+                "vload: step {n} missed the SLO: running {} again, since one pause of a busy machine can push a tail past it (--retries)",
+                rate(step_rate)
+            );
+        }
         runs.push((format!("step {n} at {}", rate(step_rate)), run));
         judged.push((step_rate, record, outcome));
     }
