@@ -28,6 +28,8 @@ pub enum Metric {
     HitRatio,
     /// CPU time of the watched server process per completed request (`--watch-pid`).
     ServerCpu,
+    /// A sweep's capacity at its SLO: the highest step rate that met it (`vload sweep`).
+    Capacity,
 }
 
 impl Metric {
@@ -56,6 +58,7 @@ impl Metric {
             Metric::ErrorRate => "error rate",
             Metric::HitRatio => "hit ratio",
             Metric::ServerCpu => "server CPU/req",
+            Metric::Capacity => "capacity at SLO",
         }
     }
 
@@ -75,16 +78,19 @@ impl Metric {
         !matches!(self, Metric::ErrorRate | Metric::HitRatio)
     }
 
-    /// True for throughput and hit ratio.
+    /// True for throughput, hit ratio and capacity.
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Throughput | Metric::HitRatio)
+        matches!(
+            self,
+            Metric::Throughput | Metric::HitRatio | Metric::Capacity
+        )
     }
 
     /// True for the metrics where a difference reads as faster or slower.
     pub fn is_speed(self) -> bool {
         !matches!(
             self,
-            Metric::ErrorRate | Metric::HitRatio | Metric::ServerCpu
+            Metric::ErrorRate | Metric::HitRatio | Metric::ServerCpu | Metric::Capacity
         )
     }
 
@@ -98,6 +104,7 @@ impl Metric {
             Metric::ErrorRate => 0.1,
             Metric::HitRatio => 0.5,
             Metric::ServerCpu => 3.0,
+            Metric::Capacity => 2.0,
         }
     }
 
@@ -126,6 +133,7 @@ impl Metric {
                 let classified = run.cache.hit + run.cache.miss;
                 (classified > 0).then(|| run.cache.hit as f64 / classified as f64)
             }
+            Metric::Capacity => run.sweep.as_ref().and_then(|s| s.verdict.max_rate_per_s),
             Metric::ServerCpu => run
                 .server
                 .as_ref()
@@ -151,7 +159,7 @@ impl Metric {
     /// Formats a value of this metric with its unit.
     pub fn format(self, value: f64) -> String {
         match self {
-            Metric::Throughput => units::rate(value),
+            Metric::Throughput | Metric::Capacity => units::rate(value),
             Metric::ErrorRate | Metric::HitRatio => units::percent(value),
             _ => units::duration_ns(value),
         }

@@ -33,6 +33,8 @@ pub struct StageSummary {
     pub throughput_per_s: f64,
     /// Response time from the intended send.
     pub latency: LatencySummary,
+    /// Cache hits over classified responses, when any response was classified.
+    pub hit_ratio: Option<f64>,
     /// A sweep step's own client-health verdict.
     pub health: Option<HealthVerdict>,
     /// A sweep step against its SLO: `met`, `missed`, `client-bound`.
@@ -67,6 +69,8 @@ impl StageSummary {
             failed: stage.error_count() + stage.unsent + server_errors,
             throughput_per_s: stage.throughput_per_s,
             latency: LatencySummary::of(&stage.response)?,
+            hit_ratio: (stage.hits + stage.misses > 0)
+                .then(|| stage.hits as f64 / (stage.hits + stage.misses) as f64),
             health: stage.client_health.as_ref().map(|h| h.verdict),
             slo,
             server_cpu_per_request_ns: stage

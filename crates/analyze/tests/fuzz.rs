@@ -269,7 +269,10 @@ fn exercise(run: &RunFile, other: &RunFile) {
     let _ = vload_analyze::merge::check_shards(&named, true);
     let _ = vload_analyze::merge::merge(&named);
     for (a, b) in [(run, other), (other, run)] {
-        if let Ok(c) = vload_analyze::compare::sweep::compare_sweeps(("A", a), ("B", b)) {
+        if let Ok(c) = vload_analyze::compare::sweep::compare_sweeps(
+            ("A", std::slice::from_ref(a)),
+            ("B", std::slice::from_ref(b)),
+        ) {
             let _ = vload_analyze::render::sweeps::text(&c);
             let _ = vload_analyze::render::sweeps::markdown(&c);
             let _ = vload_analyze::render::sweeps::json(&c);

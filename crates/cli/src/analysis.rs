@@ -276,45 +276,42 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Two sweeps: where each one's capacity at the SLO lies, and whether they part.
+/// Sweeps: where each one's capacity at the SLO lies, and whether the sides differ.
 fn compare_sweeps(
     args: &CompareArgs,
-    (name_a, a): (&str, &[RunFile]),
-    (name_b, b): (&str, &[RunFile]),
+    a: (&str, &[RunFile]),
+    b: (&str, &[RunFile]),
 ) -> anyhow::Result<ExitCode> {
-    let ([run_a], [run_b]) = (a, b) else {
-        bail!(
-            "sweeps compare one against one: give two sweep files (A has {}, B has {})",
-            a.len(),
-            b.len()
-        );
-    };
-    let named = |name: &str, run: &RunFile| format!("{name} (run {})", run.run_id);
-    let comparison = vload_analyze::compare::sweep::compare_sweeps(
-        (&named(name_a, run_a), run_a),
-        (&named(name_b, run_b), run_b),
-    )?;
+    let comparison = vload_analyze::compare::sweep::compare_sweeps(a, b)?;
     let text = match args.format {
         CompareFormat::Text => render::sweeps::text(&comparison),
         CompareFormat::Json => render::sweeps::json(&comparison),
         CompareFormat::Markdown => render::sweeps::markdown(&comparison),
     };
     print(&text)?;
-    if let Some(threshold) = args.fail_if_regressed {
-        // B regressed when its whole bracket lies more than the threshold below A's floor.
-        let floor_a = comparison.capacity_a.met_per_s;
-        if let Some(top_b) = comparison.capacity_b.missed_per_s
-            && top_b < floor_a * (1.0 - threshold / 100.0)
-        {
-            eprintln!(
-                "vload: regression beyond {threshold}% in B: capacity at the SLO {} against A's {}",
-                comparison.capacity_b.text(),
-                comparison.capacity_a.text()
-            );
-            return Ok(ExitCode::from(1));
-        }
+    if let Some(threshold) = args.fail_if_regressed
+        && let Some(why) = sweep_regression(&comparison, threshold)
+    {
+        eprintln!("vload: regression beyond {threshold}% in B: {why}");
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// B's capacity regressed beyond `threshold` percent: one sweep a side, when B's whole
+/// bracket lies that far below A's floor; groups, when the capacity row's interval does.
+fn sweep_regression(
+    c: &vload_analyze::compare::sweep::SweepComparison,
+    threshold: f64,
+) -> Option<String> {
+    if let ([a], [b]) = (c.brackets_a.as_slice(), c.brackets_b.as_slice()) {
+        let top_b = b.missed_per_s?;
+        return (top_b < a.met_per_s * (1.0 - threshold / 100.0))
+            .then(|| format!("capacity at the SLO {} against A's {}", b.text(), a.text()));
+    }
+    c.capacity
+        .regressed(threshold)
+        .then(|| format!("capacity at the SLO {}", c.verdict))
 }
 
 #[allow(clippy::print_stderr, reason = "the cli's status line")]

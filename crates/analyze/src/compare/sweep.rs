@@ -9,7 +9,8 @@
 use serde::Serialize;
 use vload_schema::{RunFile, SchemaError, SweepRecord};
 
-use super::{Check, GroupInfo, Severity};
+use super::{Check, GroupInfo, Row, Severity, Verdict, compare_metric};
+use crate::metric::Metric;
 use crate::staged::{StageSummary, stages_of};
 use crate::units::rate;
 
@@ -51,93 +52,217 @@ pub struct StepPair {
     pub b: Option<StageSummary>,
 }
 
-/// Two sweeps compared.
+/// Two sweeps, or two groups of sweeps, compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepComparison {
     /// Side A.
     pub a: GroupInfo,
     /// Side B.
     pub b: GroupInfo,
-    /// The SLO (A's).
+    /// The SLO (A's first sweep's).
     pub slo: String,
-    /// Where A's capacity lies, and what ended its sweep.
-    pub capacity_a: Bracket,
+    /// Where each of A's sweeps put its capacity.
+    pub brackets_a: Vec<Bracket>,
     /// B's.
-    pub capacity_b: Bracket,
-    /// `A` or `B` when one side holds more, `None` when the brackets overlap.
+    pub brackets_b: Vec<Bracket>,
+    /// The capacity (highest rate that met the SLO) of each sweep, compared as compare
+    /// compares any metric: the method the group sizes allow.
+    pub capacity: Row,
+    /// One sweep a side: `A` or `B` when one side's bracket lies wholly above the other's;
+    /// groups: the side the capacity row finds better. `None` when neither.
     pub higher: Option<char>,
-    /// How much more the higher side holds, in percent of the lower: the least and the most
-    /// the brackets allow (the most is `None` when the higher side's bracket is open).
+    /// One sweep a side: how much more the higher side holds, in percent of the lower, the
+    /// least and the most the brackets allow (`None` for the most when the higher side's
+    /// bracket is open).
     pub margin_pct: Option<(f64, Option<f64>)>,
     /// The answer in one sentence.
     pub verdict: String,
     /// Comparability findings.
     pub checks: Vec<Check>,
-    /// Every rate either side ran, ascending.
+    /// p99 at each rate every sweep ran, compared across the sweeps.
+    pub p99_at: Vec<(f64, Row)>,
+    /// One sweep a side: every rate either ran, side by side.
     pub steps: Vec<StepPair>,
     /// What the answer can and cannot say.
     pub notes: Vec<String>,
 }
 
-/// Why two files cannot be compared as sweeps.
+/// Why files cannot be compared as sweeps.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepCompareError {
     /// A file is not a sweep.
-    #[error("'{0}' is not a sweep (vload sweep writes one): compare a sweep with a sweep")]
+    #[error("{0} is not a sweep (vload sweep writes one): compare sweeps with sweeps")]
     NotSweep(String),
     /// A histogram did not decode.
     #[error(transparent)]
     Schema(#[from] SchemaError),
 }
 
-/// Compares sweep `a` with sweep `b`.
+/// Compares the sweeps of group `a` with those of group `b` (each at least one).
 ///
 /// # Errors
 /// A file is not a sweep, or a histogram does not decode.
+///
+/// # Panics
+/// If a group is empty.
 pub fn compare_sweeps(
-    a: (&str, &RunFile),
-    b: (&str, &RunFile),
+    (name_a, a): (&str, &[RunFile]),
+    (name_b, b): (&str, &[RunFile]),
 ) -> Result<SweepComparison, SweepCompareError> {
-    let (sa, sb) = (sweep_of(a.0, a.1)?, sweep_of(b.0, b.1)?);
-    let (ca, cb) = (Bracket::of(sa), Bracket::of(sb));
-    let (higher, margin_pct) = part(ca, cb);
-    let mut checks = sweep_checks(a.1, b.1, sa, sb);
+    assert!(!a.is_empty() && !b.is_empty(), "each side needs a sweep");
+    let records = |name: &str, runs: &[RunFile]| -> Result<Vec<SweepRecord>, SweepCompareError> {
+        runs.iter().map(|r| sweep_of(name, r).cloned()).collect()
+    };
+    let (sa, sb) = (records(name_a, a)?, records(name_b, b)?);
+    let (brackets_a, brackets_b): (Vec<Bracket>, Vec<Bracket>) = (
+        sa.iter().map(Bracket::of).collect(),
+        sb.iter().map(Bracket::of).collect(),
+    );
+    let capacity = |runs: &[RunFile]| {
+        runs.iter()
+            .map(|r| Metric::Capacity.of(r))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let mut capacity = compare_metric(Metric::Capacity, true, capacity(a)?, capacity(b)?);
+    let single = a.len() == 1 && b.len() == 1;
+    if single {
+        // One sweep a side has no spread to test, but its brackets are measured bounds:
+        // brackets that part are the answer, and the row says so rather than "inconclusive".
+        capacity.verdict = match part(brackets_a[0], brackets_b[0]).0 {
+            Some('A') => Verdict::ABetter,
+            Some('B') => Verdict::BBetter,
+            _ => Verdict::Inconclusive,
+        };
+    }
+    let (higher, margin_pct) = if single {
+        part(brackets_a[0], brackets_b[0])
+    } else {
+        let side = match capacity.verdict {
+            Verdict::ABetter => Some('A'),
+            Verdict::BBetter => Some('B'),
+            _ => None,
+        };
+        (side, None)
+    };
+    let verdict = if single {
+        verdict(
+            (name_a, &sa[0], brackets_a[0]),
+            (name_b, &sb[0], brackets_b[0]),
+            higher,
+            margin_pct,
+        )
+    } else {
+        group_verdict(name_a, name_b, &capacity, &sa, &sb)
+    };
+    let mut checks = sweep_checks(&sa, &sb, a, b);
     checks.extend(
-        crate::checks::comparability(std::slice::from_ref(a.1), std::slice::from_ref(b.1), None)
+        crate::checks::comparability(a, b, None)
             .into_iter()
             // The sweeps' own rates and lengths differ by design; their checks are above.
             .filter(|c| !c.message.starts_with("offered load differs"))
-            .filter(|c| !c.message.starts_with("measured durations differ"))
-            .filter(|c| !c.message.contains("runs: a distribution-free test")),
+            .filter(|c| !c.message.starts_with("measured durations differ")),
     );
+    let mut notes = vec![
+        "capacity is the highest step rate that met the SLO; its bracket runs up to the lowest that missed it ([met, missed)); narrow brackets with --find-max".to_owned(),
+    ];
+    if single {
+        notes.push("one sweep a side: a step near the capacity can meet the SLO in one sweep and miss it in the next; repeat both sweeps (alternating A and B) before resting a claim on a small gap".to_owned());
+    }
     Ok(SweepComparison {
-        a: GroupInfo {
-            name: a.0.to_owned(),
-            runs: vec![a.1.run_id.clone()],
-        },
-        b: GroupInfo {
-            name: b.0.to_owned(),
-            runs: vec![b.1.run_id.clone()],
-        },
-        slo: crate::slo::slo_text(&sa.slo),
-        capacity_a: ca,
-        capacity_b: cb,
+        a: group_info(name_a, a),
+        b: group_info(name_b, b),
+        slo: crate::slo::slo_text(&sa[0].slo),
+        brackets_a,
+        brackets_b,
+        capacity,
         higher,
         margin_pct,
-        verdict: verdict(a.0, b.0, ca, cb, higher, margin_pct, sa, sb),
+        verdict,
         checks,
-        steps: pairs(a.1, b.1)?,
-        notes: vec![
-            "one sweep a side: a step near the capacity can meet the SLO in one sweep and miss it in the next; repeat both sweeps (alternating A and B) before resting a claim on a small gap".to_owned(),
-            "capacity brackets are [highest rate that met the SLO, lowest that missed it); narrow them with --find-max".to_owned(),
-        ],
+        p99_at: p99_at(a, b)?,
+        steps: if single {
+            pairs(&a[0], &b[0])?
+        } else {
+            Vec::new()
+        },
+        notes,
     })
+}
+
+fn group_info(name: &str, runs: &[RunFile]) -> GroupInfo {
+    GroupInfo {
+        name: name.to_owned(),
+        runs: runs.iter().map(|r| r.run_id.clone()).collect(),
+    }
 }
 
 fn sweep_of<'a>(name: &str, run: &'a RunFile) -> Result<&'a SweepRecord, SweepCompareError> {
     run.sweep
         .as_ref()
-        .ok_or_else(|| SweepCompareError::NotSweep(name.to_owned()))
+        .ok_or_else(|| SweepCompareError::NotSweep(format!("{name}'s run {}", run.run_id)))
+}
+
+/// Groups: what the capacity row found, in words.
+fn group_verdict(
+    name_a: &str,
+    name_b: &str,
+    row: &Row,
+    sa: &[SweepRecord],
+    sb: &[SweepRecord],
+) -> String {
+    let median = |side: &crate::compare::Side| side.median.map_or_else(|| "n/a".to_owned(), rate);
+    let delta = match (row.delta, row.interval) {
+        (Some(d), Some((lo, hi))) => format!("{d:+.1}% [{lo:+.1}%, {hi:+.1}%]"),
+        (Some(d), None) => format!("{d:+.1}%"),
+        _ => "n/a".to_owned(),
+    };
+    let bound = sa
+        .iter()
+        .chain(sb)
+        .filter(|s| s.verdict.stopped_by == "client")
+        .count();
+    let mut text = format!(
+        "capacity at the SLO, median {name_a} {} against {name_b} {}: B vs A {delta}, {} ({} sweeps against {})",
+        median(&row.a),
+        median(&row.b),
+        row.verdict.text(Metric::Capacity),
+        sa.len(),
+        sb.len()
+    );
+    if bound > 0 {
+        text.push_str(&format!(
+            "; {bound} sweep(s) stopped client-bound: their capacity is only a lower bound"
+        ));
+    }
+    text
+}
+
+/// p99 at each rate every sweep on both sides ran.
+fn p99_at(a: &[RunFile], b: &[RunFile]) -> Result<Vec<(f64, Row)>, SchemaError> {
+    let all: Vec<Vec<StageSummary>> = a.iter().chain(b).map(stages_of).collect::<Result<_, _>>()?;
+    let mut common: Vec<f64> = all[0].iter().map(|s| s.from_rate_per_s).collect();
+    common.retain(|r| {
+        all.iter()
+            .all(|st| st.iter().any(|s| s.from_rate_per_s == *r))
+    });
+    common.sort_by(f64::total_cmp);
+    common.dedup();
+    let p99 = |stages: &[StageSummary], r: f64| {
+        stages
+            .iter()
+            .rfind(|s| s.from_rate_per_s == r)
+            .and_then(|s| s.latency.quantile("p99"))
+            .map(|v| v as f64)
+    };
+    let (sa, sb) = all.split_at(a.len());
+    Ok(common
+        .into_iter()
+        .map(|r| {
+            let va = sa.iter().map(|st| p99(st, r)).collect();
+            let vb = sb.iter().map(|st| p99(st, r)).collect();
+            (r, compare_metric(Metric::P99, false, va, vb))
+        })
+        .collect())
 }
 
 /// Which side's bracket lies wholly above the other's, and by how much.
@@ -161,19 +286,12 @@ fn part(a: Bracket, b: Bracket) -> (Option<char>, Option<(f64, Option<f64>)>) {
     }
 }
 
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one sentence from every part of the answer"
-)]
+/// One sweep a side: the brackets, in words.
 fn verdict(
-    name_a: &str,
-    name_b: &str,
-    ca: Bracket,
-    cb: Bracket,
+    (name_a, sa, ca): (&str, &SweepRecord, Bracket),
+    (name_b, sb, cb): (&str, &SweepRecord, Bracket),
     higher: Option<char>,
     margin: Option<(f64, Option<f64>)>,
-    sa: &SweepRecord,
-    sb: &SweepRecord,
 ) -> String {
     let client = |name: &str, s: &SweepRecord| {
         (s.verdict.stopped_by == "client").then(|| {
@@ -211,8 +329,14 @@ fn verdict(
     text
 }
 
-/// Warnings when the two sweeps did not hold their steps to the same standard.
-fn sweep_checks(a: &RunFile, b: &RunFile, sa: &SweepRecord, sb: &SweepRecord) -> Vec<Check> {
+/// Warnings when the sweeps did not hold their steps to the same standard (each against
+/// A's first).
+fn sweep_checks(
+    sa: &[SweepRecord],
+    sb: &[SweepRecord],
+    a: &[RunFile],
+    b: &[RunFile],
+) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut warn = |message: String| {
         checks.push(Check {
@@ -220,20 +344,28 @@ fn sweep_checks(a: &RunFile, b: &RunFile, sa: &SweepRecord, sb: &SweepRecord) ->
             message,
         });
     };
-    if sa.slo != sb.slo {
+    let first = &sa[0];
+    if let Some(other) = sa.iter().chain(sb).find(|s| s.slo != first.slo) {
         warn(format!(
-            "the SLOs differ (A {}, B {}): capacities at different objectives are not comparable",
-            crate::slo::slo_text(&sa.slo),
-            crate::slo::slo_text(&sb.slo)
+            "the SLOs differ ({} and {}): capacities at different objectives are not comparable",
+            crate::slo::slo_text(&first.slo),
+            crate::slo::slo_text(&other.slo)
         ));
     }
-    if sa.stage_s != sb.stage_s || sa.warmup_s != sb.warmup_s {
+    if let Some(other) = sa
+        .iter()
+        .chain(sb)
+        .find(|s| s.stage_s != first.stage_s || s.warmup_s != first.warmup_s)
+    {
         warn(format!(
-            "steps differ in length (A {} s after {} s warm-up, B {} s after {} s): a longer step lets a queue grow further",
-            sa.stage_s, sa.warmup_s, sb.stage_s, sb.warmup_s
+            "steps differ in length ({} s after {} s warm-up, and {} s after {} s): a longer step lets a queue grow further",
+            first.stage_s, first.warmup_s, other.stage_s, other.warmup_s
         ));
     }
-    if a.plan.arrival != b.plan.arrival {
+    if a.iter()
+        .chain(b)
+        .any(|r| r.plan.arrival != a[0].plan.arrival)
+    {
         warn(
             "arrival processes differ (constant and poisson): Poisson bursts raise the tail"
                 .to_owned(),
@@ -248,7 +380,8 @@ fn pairs(a: &RunFile, b: &RunFile) -> Result<Vec<StepPair>, SchemaError> {
     let mut rates: Vec<f64> = sa.iter().chain(&sb).map(|s| s.from_rate_per_s).collect();
     rates.sort_by(f64::total_cmp);
     rates.dedup();
-    let at = |side: &[StageSummary], r: f64| side.iter().find(|s| s.from_rate_per_s == r).cloned();
+    // A step run again after a miss: its last run decided.
+    let at = |side: &[StageSummary], r: f64| side.iter().rfind(|s| s.from_rate_per_s == r).cloned();
     Ok(rates
         .into_iter()
         .map(|r| StepPair {

@@ -30,10 +30,15 @@ fn fmt_delta(row: &Row, d: f64) -> String {
 }
 
 fn cells(row: &Row) -> Vec<String> {
+    named_cells(row, row.metric.name())
+}
+
+/// A row's cells under another name (`p99 at 2,000.0/s`).
+pub(crate) fn named_cells(row: &Row, name: &str) -> Vec<String> {
     let name = if row.primary {
-        format!("{} *", row.metric.name())
+        format!("{name} *")
     } else {
-        row.metric.name().to_owned()
+        name.to_owned()
     };
     let delta = match (row.delta, row.method) {
         (Some(d), _) => fmt_delta(row, d),
@@ -72,7 +77,12 @@ fn cells(row: &Row) -> Vec<String> {
 }
 
 fn header(c: &Comparison) -> Vec<String> {
-    let single = c.a.runs.len() == 1 && c.b.runs.len() == 1;
+    stats_header(c.a.runs.len(), c.b.runs.len())
+}
+
+/// The header of a table of rows, for groups of these sizes.
+pub(crate) fn stats_header(runs_a: usize, runs_b: usize) -> Vec<String> {
+    let single = runs_a == 1 && runs_b == 1;
     let what = |n: usize| match (single, n) {
         (true, _) => "[within-run 95%]",
         (false, n) if n >= 6 => "median [95% CI]",
@@ -80,8 +90,8 @@ fn header(c: &Comparison) -> Vec<String> {
     };
     vec![
         "metric".into(),
-        format!("A {}", what(c.a.runs.len())),
-        format!("B {}", what(c.b.runs.len())),
+        format!("A {}", what(runs_a)),
+        format!("B {}", what(runs_b)),
         "B vs A".into(),
         "95% CI".into(),
         "p".into(),

@@ -44,22 +44,49 @@ fn row(pair: &StepPair) -> Vec<String> {
 }
 
 fn lines(c: &SweepComparison) -> Vec<String> {
+    let brackets = |b: &[crate::compare::sweep::Bracket]| {
+        b.iter().map(|b| b.text()).collect::<Vec<_>>().join(", ")
+    };
     vec![
         format!("SLO             {}", c.slo),
         format!(
             "capacity        A {}   B {}",
-            c.capacity_a.text(),
-            c.capacity_b.text()
+            brackets(&c.brackets_a),
+            brackets(&c.brackets_b)
         ),
         format!("verdict         {}", c.verdict),
     ]
 }
 
+/// The capacity row and the p99 at each common rate, as compare's table.
+fn stats_rows(c: &SweepComparison) -> Vec<Vec<String>> {
+    let mut rows = vec![crate::render::compare::stats_header(
+        c.a.runs.len(),
+        c.b.runs.len(),
+    )];
+    rows.push(crate::render::compare::named_cells(
+        &c.capacity,
+        c.capacity.metric.name(),
+    ));
+    for (r, row) in &c.p99_at {
+        rows.push(crate::render::compare::named_cells(
+            row,
+            &format!("p99 at {}", rate(*r)),
+        ));
+    }
+    rows
+}
+
 /// Renders as text.
 pub fn text(c: &SweepComparison) -> String {
     let mut out = format!(
-        "vload compare (sweeps)   A = {}   B = {}\n",
-        c.a.name, c.b.name
+        "vload compare (sweeps)   A = {} ({} sweep{})   B = {} ({} sweep{})\n",
+        c.a.name,
+        c.a.runs.len(),
+        if c.a.runs.len() == 1 { "" } else { "s" },
+        c.b.name,
+        c.b.runs.len(),
+        if c.b.runs.len() == 1 { "" } else { "s" },
     );
     for line in lines(c) {
         out.push_str(&line);
@@ -73,9 +100,13 @@ pub fn text(c: &SweepComparison) -> String {
         out.push_str(&format!("{prefix}{}\n", check.message));
     }
     out.push('\n');
-    let mut rows = vec![header()];
-    rows.extend(c.steps.iter().map(row));
-    out.push_str(&table::layout(&rows));
+    out.push_str(&table::layout(&stats_rows(c)));
+    if !c.steps.is_empty() {
+        out.push('\n');
+        let mut rows = vec![header()];
+        rows.extend(c.steps.iter().map(row));
+        out.push_str(&table::layout(&rows));
+    }
     out.push('\n');
     for note in &c.notes {
         out.push_str(note);
@@ -104,9 +135,13 @@ pub fn markdown(c: &SweepComparison) -> String {
         out.push_str(&format!("- {prefix}{}\n", check.message));
     }
     out.push('\n');
-    let mut rows = vec![header()];
-    rows.extend(c.steps.iter().map(row));
-    out.push_str(&table::markdown(&rows));
+    out.push_str(&table::markdown(&stats_rows(c)));
+    if !c.steps.is_empty() {
+        out.push('\n');
+        let mut rows = vec![header()];
+        rows.extend(c.steps.iter().map(row));
+        out.push_str(&table::markdown(&rows));
+    }
     out.push('\n');
     for note in &c.notes {
         out.push_str(&format!("- {note}\n"));

@@ -128,7 +128,8 @@ fn two_sweeps_that_part_name_the_higher_and_the_margin() {
         4_500,
         200_000.0,
     );
-    let c = compare_sweeps(("x86_64", &a), ("aarch64", &b)).unwrap();
+    let one = std::slice::from_ref;
+    let c = compare_sweeps(("x86_64", one(&a)), ("aarch64", one(&b))).unwrap();
     assert_eq!(c.higher, Some('B'));
     let (least, most) = c.margin_pct.unwrap();
     // A in [2,000, 3,000), B in [4,000, 5,000): B holds 33% to 150% more.
@@ -146,14 +147,15 @@ fn two_sweeps_that_part_name_the_higher_and_the_margin() {
     let text = vload_analyze::render::sweeps::text(&c);
     assert!(text.contains("not run"), "B ran a step A did not:\n{text}");
     // The same sweep twice cannot be told apart.
-    let same = compare_sweeps(("a", &a), ("b", &a)).unwrap();
+    let same = compare_sweeps(("a", one(&a)), ("b", one(&a))).unwrap();
     assert_eq!(same.higher, None);
     assert!(same.verdict.starts_with("cannot tell apart"));
     // A run that is not a sweep is named.
     let run = synthetic("plain", 2, 100, 1e5, 1);
-    let err = compare_sweeps(("a.json", &a), ("run.json", &run)).unwrap_err();
+    let err = compare_sweeps(("a.json", one(&a)), ("run.json", one(&run))).unwrap_err();
     assert!(
-        err.to_string().contains("'run.json' is not a sweep"),
+        err.to_string()
+            .contains("run.json's run plain-1 is not a sweep"),
         "{err}"
     );
 }
@@ -164,7 +166,11 @@ fn sweeps_with_different_objectives_are_flagged() {
     let mut b = a.clone();
     b.sweep.as_mut().unwrap().slo[0].limit *= 2.0;
     b.sweep.as_mut().unwrap().stage_s = 10.0;
-    let c = compare_sweeps(("a", &a), ("b", &b)).unwrap();
+    let c = compare_sweeps(
+        ("a", std::slice::from_ref(&a)),
+        ("b", std::slice::from_ref(&b)),
+    )
+    .unwrap();
     let warnings: Vec<&str> = c.checks.iter().map(|c| c.message.as_str()).collect();
     assert!(
         warnings.iter().any(|w| w.starts_with("the SLOs differ")),
@@ -176,4 +182,32 @@ fn sweeps_with_different_objectives_are_flagged() {
             .any(|w| w.starts_with("steps differ in length")),
         "{warnings:?}"
     );
+}
+
+#[test]
+fn groups_of_sweeps_compare_capacity_with_the_method_their_sizes_allow() {
+    let rates: Vec<u64> = (0..17).map(|i| 1_000 + 250 * i).collect();
+    let group = |label: &str, capacities: [u64; 3]| -> Vec<RunFile> {
+        capacities
+            .iter()
+            .map(|c| sweep(label, &rates, *c, 200_000.0))
+            .collect()
+    };
+    let a = group("x86_64", [2_300, 2_600, 2_900]);
+    let b = group("aarch64", [4_300, 4_600, 4_900]);
+    let c = compare_sweeps(("x86_64", &a), ("aarch64", &b)).unwrap();
+    assert_eq!(c.brackets_a.len(), 3);
+    assert_eq!(c.capacity.a.median, Some(2_500.0));
+    assert_eq!(c.capacity.b.median, Some(4_500.0));
+    assert_eq!(c.capacity.method, vload_analyze::compare::Method::WelchLowN);
+    assert_eq!(c.higher, Some('B'), "{}", c.verdict);
+    assert!(c.verdict.contains("B better"), "{}", c.verdict);
+    assert!(c.steps.is_empty(), "no side-by-side table for groups");
+    // p99 compared at each rate every sweep ran.
+    let common: Vec<f64> = c.p99_at.iter().map(|(r, _)| *r).collect();
+    assert_eq!(common[0], 1_000.0);
+    assert!(common.iter().all(|r| *r <= 2_500.0), "{common:?}");
+    let text = vload_analyze::render::sweeps::text(&c);
+    assert!(text.contains("capacity at SLO *"), "{text}");
+    assert!(text.contains("p99 at 1,000.0/s"), "{text}");
 }

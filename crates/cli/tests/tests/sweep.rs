@@ -193,7 +193,7 @@ fn compare_of_two_sweeps_names_the_server_that_holds_more() {
     let text = stdout(&out);
     assert!(text.contains("vload compare (sweeps)"), "{text}");
     assert!(
-        text.contains("large (run") && text.contains("holds more at the SLO than small"),
+        text.contains("large holds more at the SLO than small"),
         "{text}"
     );
     assert!(text.contains("B [700.0/s, 900.0/s)"), "{text}");

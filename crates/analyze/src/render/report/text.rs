@@ -179,13 +179,18 @@ fn render_stages(out: &mut String, s: &Summary) {
     .map(|h| (*h).to_owned())
     .collect();
     header[0] = format!("{:14}{}", "", if sweep { "step" } else { "" });
+    let hits = s.stages.iter().any(|st| st.hit_ratio.is_some());
+    if hits {
+        header.push("hit".to_owned());
+    }
     if sweep {
         header.extend(["SLO".to_owned(), "client".to_owned()]);
     }
-    if s.stages
+    let cpu = s
+        .stages
         .iter()
-        .any(|st| st.server_cpu_per_request_ns.is_some())
-    {
+        .any(|st| st.server_cpu_per_request_ns.is_some());
+    if cpu {
         header.push("server CPU/req".to_owned());
     }
     let mut rows = vec![header];
@@ -217,12 +222,15 @@ fn render_stages(out: &mut String, s: &Summary) {
             ns(st.latency.quantile("p99.9")),
             ns(st.latency.max_ns),
         ];
+        if hits {
+            cells.push(or_na(st.hit_ratio.map(percent)));
+        }
         if sweep {
             cells.push(st.slo.unwrap_or("n/a").to_owned());
             cells.push(st.health.map_or("n/a", verdict_word).to_owned());
         }
-        if let Some(cpu) = st.server_cpu_per_request_ns {
-            cells.push(duration_ns(cpu));
+        if cpu {
+            cells.push(or_na(st.server_cpu_per_request_ns.map(duration_ns)));
         }
         rows.push(cells);
     }
