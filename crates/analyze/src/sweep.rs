@@ -108,6 +108,20 @@ pub fn judge(
     Ok(StepOutcome::Missed(outcomes))
 }
 
+/// Whether a missed step is worth running again. A pause of a busy machine pushes a tail
+/// past the SLO while the server still carries the rate; a server past its capacity falls
+/// behind it (throughput more than [`FELL_BEHIND`] under the rate) and will miss again, so
+/// such a step is not repeated unless vload saw the machine pause during it.
+pub fn repeatable(step_rate: f64, step: &StageRecord) -> bool {
+    let kept_pace = step.throughput_per_s >= (1.0 - FELL_BEHIND) * step_rate;
+    let paused = step.client_health.as_ref().is_some_and(|h| {
+        h.signals
+            .iter()
+            .any(|s| s.cause == vload_schema::Cause::Machine)
+    });
+    kept_pace || paused
+}
+
 /// The sweep's search: the planned rates in order, then bisection.
 #[derive(Debug, Clone)]
 pub struct Search {
@@ -182,8 +196,9 @@ impl Search {
         }
     }
 
-    /// Takes in how the step at `rate` went.
-    pub fn record(&mut self, rate: f64, outcome: &StepOutcome) {
+    /// Takes in how the step at `rate` went; a miss is run again (within the retries) only
+    /// when `repeatable` (see [`repeatable`]).
+    pub fn record(&mut self, rate: f64, outcome: &StepOutcome, repeatable: bool) {
         let retried = self.retrying.take().filter(|(r, _)| *r == rate);
         if retried.is_none() {
             if self.fail.is_some() {
@@ -201,7 +216,7 @@ impl Search {
             }
             StepOutcome::Missed(_) => {
                 let misses = retried.map_or(1, |(_, n)| n + 1);
-                if misses <= self.retries {
+                if repeatable && misses <= self.retries {
                     self.retrying = Some((rate, misses));
                 } else {
                     self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
@@ -447,7 +462,7 @@ mod tests {
         while let Some(rate) = search.next() {
             ran.push(rate);
             let outcome = if rate < capacity { met() } else { missed() };
-            search.record(rate, &outcome);
+            search.record(rate, &outcome, true);
         }
         (search, ran)
     }
@@ -472,15 +487,15 @@ mod tests {
         let (search, _) = sweep(vec![100.0, 200.0], true, 40.0);
         assert!(search.max_rate().is_some_and(|m| m < 40.0 && m > 30.0));
         let mut search = Search::new(vec![100.0], true, 60.0);
-        search.record(100.0, &missed());
+        search.record(100.0, &missed(), true);
         assert_eq!(search.next(), None, "50/s is below the floor");
     }
 
     #[test]
     fn a_client_bound_step_ends_the_sweep_without_a_verdict() {
         let mut search = Search::new(vec![1e3, 1e6, 2e6], true, 0.0);
-        search.record(1e3, &met());
-        search.record(1e6, &StepOutcome::ClientBound("late sends".into()));
+        search.record(1e3, &met(), true);
+        search.record(1e6, &StepOutcome::ClientBound("late sends".into()), true);
         assert_eq!(search.next(), None);
         assert_eq!(search.stopped_by(), "client");
         assert_eq!(search.first_failing(), None);
@@ -497,15 +512,15 @@ mod tests {
     #[test]
     fn a_miss_counts_only_when_it_repeats() {
         let mut search = Search::new(vec![100.0, 200.0, 300.0], false, 0.0).with_retries(1);
-        search.record(100.0, &met());
-        search.record(200.0, &missed());
+        search.record(100.0, &met(), true);
+        search.record(200.0, &missed(), true);
         assert_eq!(search.next(), Some(200.0), "run again");
-        search.record(200.0, &met());
+        search.record(200.0, &met(), true);
         assert_eq!(search.unrepeated(), [200.0]);
         assert_eq!(search.next(), Some(300.0));
-        search.record(300.0, &missed());
+        search.record(300.0, &missed(), true);
         assert_eq!(search.next(), Some(300.0));
-        search.record(300.0, &missed());
+        search.record(300.0, &missed(), true);
         assert_eq!(search.next(), None);
         assert_eq!(
             (search.max_rate(), search.first_failing()),

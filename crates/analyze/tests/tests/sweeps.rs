@@ -1,5 +1,7 @@
 use vload_analyze::compare::sweep::compare_sweeps;
-use vload_analyze::sweep::{Search, assemble, judge, step_record, step_starts, verdict};
+use vload_analyze::sweep::{
+    Search, assemble, judge, repeatable, step_record, step_starts, verdict,
+};
 use vload_schema::{RunFile, SloMetric, SloTerm, StageRecord, SweepRecord};
 
 use super::util::*;
@@ -25,7 +27,7 @@ fn sweep(label: &str, rates: &[u64], capacity: u64, base_ns: f64) -> RunFile {
         run.started_at = format!("2026-11-22T01:36:{:02}.000Z", 10 + 5 * i);
         let record = step_record(&run, i as u32, 0.0);
         let outcome = judge(&slo, &record, false).unwrap();
-        search.record(rate, &outcome);
+        search.record(rate, &outcome, true);
         steps.push((format!("step {i}"), run));
         judged.push((rate, record, outcome));
     }
@@ -210,4 +212,46 @@ fn groups_of_sweeps_compare_capacity_with_the_method_their_sizes_allow() {
     let text = vload_analyze::render::sweeps::text(&c);
     assert!(text.contains("capacity at SLO *"), "{text}");
     assert!(text.contains("p99 at 1,000.0/s"), "{text}");
+}
+
+#[test]
+fn a_miss_is_run_again_only_when_the_server_kept_pace_or_the_machine_paused() {
+    let run = synthetic("x", 4, 1_000, 200_000.0, 3);
+    let kept_pace = step_record(&run, 0, 0.0);
+    assert!(
+        repeatable(1_000.0, &kept_pace),
+        "throughput {}",
+        kept_pace.throughput_per_s
+    );
+    // The same step asked for 2,000/s: it carried 1,000/s, far behind; not worth repeating.
+    assert!(!repeatable(2_000.0, &kept_pace));
+    // Unless the machine was seen pausing during it.
+    let mut paused = kept_pace.clone();
+    paused.client_health = Some(vload_schema::ClientHealth {
+        cpu_s: 0.1,
+        cpu_util: 0.05,
+        max_thread_busy: 0.1,
+        dispatch_lag_p99_ns: Some(50_000),
+        late_sends: 0,
+        hiccup_p99_ns: Some(400_000_000),
+        fd_limit: 1_024,
+        fd_needed: 100,
+        verdict: vload_schema::HealthVerdict::Warn,
+        reasons: vec!["the machine paused".into()],
+        max_thread_waiting: None,
+        signals: vec![vload_schema::HealthSignal {
+            signal: "hiccups".into(),
+            level: vload_schema::HealthVerdict::Warn,
+            cause: vload_schema::Cause::Machine,
+            message: "the machine paused".into(),
+        }],
+    });
+    assert!(repeatable(2_000.0, &paused));
+    // The search honours it: a miss that is not repeatable counts at once.
+    let mut search = Search::new(vec![1_000.0, 2_000.0], false, 0.0).with_retries(2);
+    search.record(1_000.0, &judge(&[], &kept_pace, false).unwrap(), true);
+    let missed = vload_analyze::sweep::StepOutcome::Missed(Vec::new());
+    search.record(2_000.0, &missed, false);
+    assert_eq!(search.next(), None);
+    assert_eq!(search.first_failing(), Some(2_000.0));
 }

@@ -70,7 +70,8 @@ pub(crate) struct SweepFlags {
     #[arg(long)]
     pub(crate) find_max: bool,
     /// Run a step that missed the SLO again up to N times; it counts as missed only if every
-    /// run misses, so one pause of a busy machine is not taken for the server's limit
+    /// run misses, so one pause of a busy machine is not taken for the server's limit. A step
+    /// whose throughput fell behind its rate is not run again: the server did not carry it
     /// (default: 1).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) retries: u32,

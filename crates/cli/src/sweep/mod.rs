@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use vload_analyze::sweep::{
-    Search, StepOutcome, assemble, judge, step_record, step_starts, verdict,
+    Search, StepOutcome, assemble, judge, repeatable, step_record, step_starts, verdict,
 };
 use vload_analyze::units::{duration_ns, percent, rate};
 use vload_schema::{RunFile, StageRecord, SweepRecord};
@@ -62,7 +62,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             "vload: step {n}: {}",
             step_line(step_rate, &record, &outcome)
         );
-        search.record(step_rate, &outcome);
+        search.record(step_rate, &outcome, repeatable(step_rate, &record));
         if search.next() == Some(step_rate) {
             eprintln!(
                 "vload: step {n} missed the SLO: running {} again, since one pause of a busy machine can push a tail past it (--retries)",
