@@ -75,8 +75,8 @@ pub fn judge(
             .unwrap_or_else(|| "the client health verdict is client_bound".to_owned());
         let advice = match signal.map(|s| s.cause) {
             Some(vload_schema::Cause::Machine) => {
-                "other processes took the CPU (on one machine, often the server under test): sweep \
-                 from another machine, or give vload cores of its own (taskset)"
+                "on one machine that is often the server under test: sweep from another machine, \
+                 or give vload cores of its own (taskset)"
             }
             Some(vload_schema::Cause::ConnectionCap) => "raise --max-connections",
             _ => "give vload more threads or cores (-t), or split the load with --shard",
@@ -109,17 +109,12 @@ pub fn judge(
 }
 
 /// Whether a missed step is worth running again. A pause of a busy machine pushes a tail
-/// past the SLO while the server still carries the rate; a server past its capacity falls
-/// behind it (throughput more than [`FELL_BEHIND`] under the rate) and will miss again, so
-/// such a step is not repeated unless vload saw the machine pause during it.
+/// past the SLO while the server still carries the rate (the requests held up by the pause
+/// are answered later in the step); a server past its capacity falls behind the rate
+/// (throughput more than [`FELL_BEHIND`] under it) and would miss again, so such a step is
+/// not repeated.
 pub fn repeatable(step_rate: f64, step: &StageRecord) -> bool {
-    let kept_pace = step.throughput_per_s >= (1.0 - FELL_BEHIND) * step_rate;
-    let paused = step.client_health.as_ref().is_some_and(|h| {
-        h.signals
-            .iter()
-            .any(|s| s.cause == vload_schema::Cause::Machine)
-    });
-    kept_pace || paused
+    step.throughput_per_s >= (1.0 - FELL_BEHIND) * step_rate
 }
 
 /// The sweep's search: the planned rates in order, then bisection.

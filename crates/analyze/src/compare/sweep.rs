@@ -32,11 +32,14 @@ impl Bracket {
         }
     }
 
-    /// `[9,500.0/s, 10,000.0/s)` or `≥ 9,500.0/s`.
+    /// `[9,500.0/s, 10,000.0/s)`, `≥ 9,500.0/s`, `< 1,000.0/s`, or `unknown` when no step
+    /// met the SLO and none missed it (the sweep stopped client-bound at its first step).
     pub fn text(&self) -> String {
-        match self.missed_per_s {
-            Some(hi) => format!("[{}, {})", rate(self.met_per_s), rate(hi)),
-            None => format!("≥ {}", rate(self.met_per_s)),
+        match (self.met_per_s > 0.0, self.missed_per_s) {
+            (true, Some(hi)) => format!("[{}, {})", rate(self.met_per_s), rate(hi)),
+            (false, Some(hi)) => format!("< {}", rate(hi)),
+            (true, None) => format!("≥ {}", rate(self.met_per_s)),
+            (false, None) => "unknown".to_owned(),
         }
     }
 }
@@ -294,8 +297,14 @@ fn verdict(
     margin: Option<(f64, Option<f64>)>,
 ) -> String {
     let client = |name: &str, s: &SweepRecord| {
-        (s.verdict.stopped_by == "client").then(|| {
-            format!("{name}'s sweep stopped client-bound, so its capacity is only known to be at least {}", rate(s.verdict.max_rate_per_s.unwrap_or(0.0)))
+        (s.verdict.stopped_by == "client").then(|| match s.verdict.max_rate_per_s {
+            Some(met) if met > 0.0 => format!(
+                "{name}'s sweep stopped client-bound, so its capacity is only known to be at least {}",
+                rate(met)
+            ),
+            _ => format!(
+                "{name}'s sweep stopped client-bound before any step met the SLO: its capacity is unknown (give vload cores of its own, or more threads)"
+            ),
         })
     };
     let caveat: Vec<String> = [client(name_a, sa), client(name_b, sb)]
@@ -316,6 +325,11 @@ fn verdict(
                 if side == 'B' { ca.text() } else { cb.text() },
             )
         }
+        _ if ca.text() == "unknown" || cb.text() == "unknown" => format!(
+            "cannot tell apart: no capacity to compare ({name_a} {}, {name_b} {})",
+            ca.text(),
+            cb.text()
+        ),
         _ => format!(
             "cannot tell apart: the capacity brackets overlap ({name_a} {}, {name_b} {}); bisect finer with --find-max or sweep wider",
             ca.text(),
@@ -415,6 +429,17 @@ mod tests {
         assert!((most.unwrap() - 31.578_947).abs() < 1e-3);
         let (side, _) = part(bracket(12_000.0, None), bracket(9_000.0, Some(10_000.0)));
         assert_eq!(side, Some('A'), "an open bracket above a closed one");
+    }
+
+    #[test]
+    fn brackets_say_what_is_known() {
+        assert_eq!(
+            bracket(9_500.0, Some(10_000.0)).text(),
+            "[9,500.0/s, 10,000.0/s)"
+        );
+        assert_eq!(bracket(9_500.0, None).text(), "≥ 9,500.0/s");
+        assert_eq!(bracket(0.0, Some(1_000.0)).text(), "< 1,000.0/s");
+        assert_eq!(bracket(0.0, None).text(), "unknown");
     }
 
     #[test]
