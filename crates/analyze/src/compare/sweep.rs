@@ -376,6 +376,22 @@ fn sweep_checks(
             first.stage_s, first.warmup_s, other.stage_s, other.warmup_s
         ));
     }
+    if let Some(other) = sa
+        .iter()
+        .chain(sb)
+        .find(|s| s.rates_per_s != first.rates_per_s || s.find_max != first.find_max)
+    {
+        let steps = |s: &SweepRecord| {
+            let rates: Vec<String> = s.rates_per_s.iter().map(|r| rate(*r)).collect();
+            let search = if s.find_max { " with --find-max" } else { "" };
+            format!("{}{search}", rates.join(", "))
+        };
+        warn(format!(
+            "the sweeps planned different steps ({} and {}): their brackets differ in resolution, and the p99 rows cover only the rates both ran",
+            steps(first),
+            steps(other)
+        ));
+    }
     if a.iter()
         .chain(b)
         .any(|r| r.plan.arrival != a[0].plan.arrival)

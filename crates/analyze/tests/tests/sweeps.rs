@@ -184,6 +184,26 @@ fn sweeps_with_different_objectives_are_flagged() {
             .any(|w| w.starts_with("steps differ in length")),
         "{warnings:?}"
     );
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.contains("planned different steps")),
+        "{warnings:?}"
+    );
+    // The same objective over other steps: flagged too.
+    let d = sweep("x86_64", &[1_000, 1_500, 2_000, 3_000], 2_500, 200_000.0);
+    let c = compare_sweeps(
+        ("a", std::slice::from_ref(&a)),
+        ("d", std::slice::from_ref(&d)),
+    )
+    .unwrap();
+    assert!(
+        c.checks.iter().any(|c| c.message.starts_with(
+            "the sweeps planned different steps (1,000.0/s, 2,000.0/s, 3,000.0/s and"
+        )),
+        "{:?}",
+        c.checks
+    );
 }
 
 #[test]
