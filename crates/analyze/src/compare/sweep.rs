@@ -128,34 +128,30 @@ pub fn compare_sweeps(
     };
     let mut capacity = compare_metric(Metric::Capacity, true, capacity(a)?, capacity(b)?);
     let single = a.len() == 1 && b.len() == 1;
-    if single {
+    let (higher, margin_pct, verdict) = if single {
         // One sweep a side has no spread to test, but its brackets are measured bounds:
         // brackets that part are the answer, and the row says so rather than "inconclusive".
-        capacity.verdict = match part(brackets_a[0], brackets_b[0]).0 {
+        let (higher, margin) = part(brackets_a[0], brackets_b[0]);
+        capacity.verdict = match higher {
             Some('A') => Verdict::ABetter,
             Some('B') => Verdict::BBetter,
             _ => Verdict::Inconclusive,
         };
-    }
-    let (higher, margin_pct) = if single {
-        part(brackets_a[0], brackets_b[0])
+        let text = verdict(
+            (name_a, &sa[0], brackets_a[0]),
+            (name_b, &sb[0], brackets_b[0]),
+            higher,
+            margin,
+        );
+        (higher, margin, text)
     } else {
         let side = match capacity.verdict {
             Verdict::ABetter => Some('A'),
             Verdict::BBetter => Some('B'),
             _ => None,
         };
-        (side, None)
-    };
-    let verdict = if single {
-        verdict(
-            (name_a, &sa[0], brackets_a[0]),
-            (name_b, &sb[0], brackets_b[0]),
-            higher,
-            margin_pct,
-        )
-    } else {
-        group_verdict(name_a, name_b, &capacity, &sa, &sb)
+        let text = group_verdict(name_a, name_b, &capacity, &sa, &sb);
+        (side, None, text)
     };
     let mut checks = sweep_checks(&sa, &sb, a, b);
     checks.extend(

@@ -156,61 +156,81 @@ fn render_stages(out: &mut String, s: &Summary) {
     if s.stages.is_empty() {
         return;
     }
-    let sweep = s.sweep.is_some();
-    let title = if sweep { "Steps" } else { "Stages" };
+    let title = if s.sweep.is_some() { "Steps" } else { "Stages" };
     let _ = writeln!(
         out,
         "{title:<14}each request counted where its intended send fell; throughput = successes arriving during it"
     );
-    let mut header: Vec<String> = [
-        "",
-        "start",
-        "length",
-        "rate",
-        "intended",
-        "throughput",
-        "failed",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-    ]
-    .iter()
-    .map(|h| (*h).to_owned())
-    .collect();
-    header[0] = format!("{:14}{}", "", if sweep { "step" } else { "" });
-    let hits = s.stages.iter().any(|st| st.hit_ratio.is_some());
-    if hits {
-        header.push("hit".to_owned());
-    }
-    if sweep {
-        header.extend(["SLO".to_owned(), "client".to_owned()]);
-    }
-    let cpu = s
-        .stages
-        .iter()
-        .any(|st| st.server_cpu_per_request_ns.is_some());
-    if cpu {
-        header.push("server CPU/req".to_owned());
-    }
-    let mut rows = vec![header];
-    let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));
+    let columns = StageColumns {
+        sweep: s.sweep.is_some(),
+        hits: s.stages.iter().any(|st| st.hit_ratio.is_some()),
+        cpu: s
+            .stages
+            .iter()
+            .any(|st| st.server_cpu_per_request_ns.is_some()),
+    };
+    let mut rows = vec![columns.header()];
     // Stages are numbered as the plan lists them; a warm-up before them is not one.
     let offset = u32::from(s.stages.first().is_some_and(|st| st.warmup));
-    for st in &s.stages {
+    rows.extend(s.stages.iter().map(|st| columns.row(st, offset)));
+    out.push_str(&crate::render::table::layout(&rows));
+    if let Some(sweep) = &s.sweep {
+        let _ = writeln!(out, "{:<14}{}", "Sweep", sweep.summary);
+    }
+}
+
+/// Which optional columns the stage table has.
+struct StageColumns {
+    sweep: bool,
+    hits: bool,
+    cpu: bool,
+}
+
+impl StageColumns {
+    fn header(&self) -> Vec<String> {
+        let step = if self.sweep { "step" } else { "" };
+        let mut header = vec![format!("{:14}{step}", "")];
+        header.extend(
+            [
+                "start",
+                "length",
+                "rate",
+                "intended",
+                "throughput",
+                "failed",
+                "p50",
+                "p99",
+                "p99.9",
+                "max",
+            ]
+            .map(str::to_owned),
+        );
+        if self.hits {
+            header.push("hit".to_owned());
+        }
+        if self.sweep {
+            header.extend(["SLO".to_owned(), "client".to_owned()]);
+        }
+        if self.cpu {
+            header.push("server CPU/req".to_owned());
+        }
+        header
+    }
+
+    fn row(&self, st: &crate::staged::StageSummary, offset: u32) -> Vec<String> {
+        let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));
         let name = if st.warmup {
             "warm-up".to_owned()
         } else {
             format!("{}", st.index + 1 - offset)
         };
-        let name = format!("{:14}{name}", "");
         let failed = if st.intended > 0 {
             percent(st.failed as f64 / st.intended as f64)
         } else {
             "n/a".to_owned()
         };
         let mut cells = vec![
-            name,
+            format!("{:14}{name}", ""),
             format!("{:.1} s", st.start_s),
             format!("{:.1} s", st.duration_s),
             st.rate_text(),
@@ -222,21 +242,17 @@ fn render_stages(out: &mut String, s: &Summary) {
             ns(st.latency.quantile("p99.9")),
             ns(st.latency.max_ns),
         ];
-        if hits {
+        if self.hits {
             cells.push(or_na(st.hit_ratio.map(percent)));
         }
-        if sweep {
+        if self.sweep {
             cells.push(st.slo.unwrap_or("n/a").to_owned());
             cells.push(st.health.map_or("n/a", verdict_word).to_owned());
         }
-        if cpu {
+        if self.cpu {
             cells.push(or_na(st.server_cpu_per_request_ns.map(duration_ns)));
         }
-        rows.push(cells);
-    }
-    out.push_str(&crate::render::table::layout(&rows));
-    if let Some(sweep) = &s.sweep {
-        let _ = writeln!(out, "{:<14}{}", "Sweep", sweep.summary);
+        cells
     }
 }
 
