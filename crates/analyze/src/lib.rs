@@ -31,13 +31,14 @@ mod latency;
 pub mod merge;
 mod metric;
 pub mod render;
+pub mod selfcheck;
 pub mod slo;
 pub mod staged;
 pub mod stats;
 mod summary;
 pub mod sweep;
 pub mod units;
-mod within_run;
+pub mod within_run;
 
 pub use compare::{Comparison, compare};
 pub use summary::{LatencySummary, QUANTILES, Summary, samples_needed};

@@ -83,6 +83,8 @@ pub struct Summary {
     pub stages: Vec<crate::staged::StageSummary>,
     /// A sweep's answer.
     pub sweep: Option<crate::staged::SweepSummary>,
+    /// The run's checks of itself: arrivals, convergence, stationarity.
+    pub checks: Vec<vload_schema::RunCheck>,
 }
 
 /// The server's counters and CPU next to vload's own counts for the same span.
@@ -227,6 +229,10 @@ impl Summary {
     fn clean(&mut self) {
         let clean = |s: &mut String| *s = crate::units::clean(s).into_owned();
         self.label.as_mut().map(clean);
+        self.checks.iter_mut().for_each(|c| {
+            clean(&mut c.name);
+            clean(&mut c.message);
+        });
         self.server_address.as_mut().map(clean);
         self.errors.values_mut().for_each(|e| clean(&mut e.sample));
         if let Some(t) = &mut self.targets {
@@ -299,6 +305,11 @@ impl Summary {
             server: ServerSummary::of(run),
             stages: crate::staged::stages_of(run)?,
             sweep: crate::staged::sweep_of(run),
+            checks: if run.checks.is_empty() {
+                crate::selfcheck::run_checks(run)?
+            } else {
+                run.checks.clone()
+            },
         })
     }
 

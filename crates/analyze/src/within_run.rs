@@ -5,8 +5,9 @@ use vload_schema::{Interval, Moments, RunFile, SchemaError};
 use crate::metric::Metric;
 use crate::stats::{lag1_autocorrelation, t_interval};
 
-/// Batches a run is cut into (fewer if the run is short, at least 5).
-const BATCHES: usize = 10;
+/// Batches a run is cut into at first (one a second if the run is shorter, at least 5);
+/// they then grow while neighbours are correlated.
+const BATCHES: usize = 40;
 const MIN_BATCHES: usize = 5;
 /// Bootstrap resamples for percentile intervals.
 const RESAMPLES: usize = 1_000;
@@ -14,16 +15,34 @@ const RESAMPLES: usize = 1_000;
 /// The 95% within-run interval of a metric from batch means, `None` when the run has fewer
 /// than 5 measured seconds. Throughput, mean, error rate and hit ratio use a t-interval over
 /// batch values; percentiles a bootstrap over batch histograms. Adjacent batches are merged
-/// when their lag-1 autocorrelation exceeds 0.2.
+/// while their lag-1 autocorrelation exceeds 0.2 (and 10 or more batches are left).
 ///
 /// # Errors
 /// An interval histogram does not decode.
 pub fn within_run(metric: Metric, run: &RunFile) -> Result<Option<(f64, f64)>, SchemaError> {
-    let measured: Vec<&Interval> = run
-        .intervals
-        .iter()
-        .filter(|i| !i.warmup && i.duration_s >= 0.5)
-        .collect();
+    Ok(batched(metric, run)?.map(|b| b.interval))
+}
+
+/// A within-run interval and the batches behind it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Batched {
+    /// The 95% interval.
+    pub interval: (f64, f64),
+    /// How many batches.
+    pub batches: usize,
+    /// Measured seconds per batch (on average).
+    pub batch_s: f64,
+    /// The lag-1 autocorrelation of the batch values at that size; `None` for percentiles,
+    /// whose batches are resampled whole rather than reduced to values.
+    pub lag1: Option<f64>,
+}
+
+/// [`within_run`], with the batch size it settled on.
+///
+/// # Errors
+/// An interval histogram does not decode.
+pub fn batched(metric: Metric, run: &RunFile) -> Result<Option<Batched>, SchemaError> {
+    let measured = measured(run);
     if measured.len() < MIN_BATCHES {
         return Ok(None);
     }
@@ -37,14 +56,33 @@ pub fn within_run(metric: Metric, run: &RunFile) -> Result<Option<(f64, f64)>, S
     let Some(mut series) = values(&batches) else {
         return Ok(None);
     };
-    if lag1_autocorrelation(&series) > 0.2 && batches.len() >= 2 * MIN_BATCHES {
-        batches = batches.chunks(2).map(|pair| pair.concat()).collect();
+    // Batches grow until neighbours are nearly independent (Lancet's rule), as long as
+    // enough of them are left for an interval.
+    while lag1_autocorrelation(&series) > 0.2 && batches.len() >= 2 * MIN_BATCHES {
+        batches = batches.chunks(2).map(<[_]>::concat).collect();
         series = values(&batches).unwrap_or(series);
     }
+    let seconds: f64 = measured.iter().map(|i| i.duration_s).sum();
+    let shape = |interval| Batched {
+        interval,
+        batches: batches.len(),
+        batch_s: seconds / batches.len() as f64,
+        lag1: quantile_of(metric)
+            .is_none()
+            .then(|| lag1_autocorrelation(&series)),
+    };
     if let Some(q) = quantile_of(metric) {
-        return bootstrap_quantile(&batches, q);
+        return Ok(bootstrap_quantile(&batches, q)?.map(shape));
     }
-    Ok(t_interval(&series, 0.95).map(|(mean, half)| (mean - half, mean + half)))
+    Ok(t_interval(&series, 0.95).map(|(mean, half)| shape((mean - half, mean + half))))
+}
+
+/// The measured whole seconds of a run (warm-up and short tails left out).
+pub fn measured(run: &RunFile) -> Vec<&Interval> {
+    run.intervals
+        .iter()
+        .filter(|i| !i.warmup && i.duration_s >= 0.5)
+        .collect()
 }
 
 fn quantile_of(metric: Metric) -> Option<f64> {

@@ -99,10 +99,11 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 
 fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     let attack::Attack {
-        run,
+        mut run,
         output,
         signal,
     } = attack::run(args)?;
+    run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     let code = report_and_save(&run, output.as_ref(), signal)?;
     if code == ExitCode::SUCCESS
         && let Some(error) = no_response(&run)

@@ -67,9 +67,24 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
             attack_end.saturating_duration_since(context.t0),
         ),
         sweep: None,
+        arrivals: arrivals(&c.summaries),
+        checks: Vec::new(),
         intervals: c.intervals,
         server: None,
     }
+}
+
+/// The workers' samples of achieved inter-send gaps as one (Poisson runs only).
+fn arrivals(summaries: &[WorkerSummary]) -> Option<vload_schema::ArrivalSample> {
+    let parts: Vec<(u64, Vec<f64>)> = summaries
+        .iter()
+        .filter_map(|s| s.arrivals.clone())
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let (sends, gaps) = crate::arrivals::combine(parts, vload_schema::MAX_ARRIVAL_SAMPLE);
+    Some(vload_schema::ArrivalSample { sends, gaps })
 }
 
 fn window(plan: &AttackPlan, context: &RunContext, attack_end: Instant, end: Instant) -> Window {

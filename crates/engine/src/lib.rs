@@ -54,6 +54,7 @@
 //! Latencies above 60 s are clamped and counted in `out_of_range`. One server address per
 //! attack (targets naming other hosts go there with their Host headers and SNI).
 
+mod arrivals;
 mod assemble;
 #[doc(hidden)]
 pub mod bench;

@@ -92,6 +92,19 @@ impl Schedule {
             .unwrap_or(self.t0)
     }
 
+    /// A Poisson schedule's position at `at` on the plan's clock: the arrivals due by then
+    /// over the worker's share, Λ(t) / W; `None` for a paced schedule.
+    #[inline]
+    pub(crate) fn rescaled(&self, at: Instant) -> Option<f64> {
+        match self.kind {
+            Kind::Poisson { workers, .. } => {
+                let t = at.saturating_duration_since(self.t0).as_secs_f64();
+                Some(self.curve.at(t) / workers)
+            }
+            Kind::Paced { .. } => None,
+        }
+    }
+
     /// The plan's cumulative arrivals this schedule follows.
     pub(crate) fn curve(&self) -> Arc<Curve> {
         self.curve.clone()

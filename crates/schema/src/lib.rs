@@ -96,6 +96,7 @@
 //! a few hundred bytes compressed); slower values are clamped and counted in
 //! `totals.out_of_range`.
 
+mod checks;
 mod codec;
 mod health;
 mod moments;
@@ -105,6 +106,7 @@ mod server;
 mod stage;
 mod validate;
 
+pub use checks::*;
 pub use codec::EncodedHistogram;
 pub use health::*;
 pub use moments::Moments;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    ClientHealth, EncodedHistogram, Moments, Plan, SCHEMA_VERSION, SchemaError, ServerRecord,
-    StageRecord, SweepRecord,
+    ArrivalSample, ClientHealth, EncodedHistogram, Moments, Plan, RunCheck, SCHEMA_VERSION,
+    SchemaError, ServerRecord, StageRecord, SweepRecord,
 };
 
 /// One attack's results: the root of a run file.
@@ -52,6 +52,12 @@ pub struct RunFile {
     /// A capacity sweep's SLO and answer (`vload sweep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepRecord>,
+    /// Open loop with Poisson arrivals: a bounded sample of the achieved inter-send gaps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<ArrivalSample>,
+    /// The run's checks of itself (arrival fidelity, convergence, stationarity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<RunCheck>,
 }
 
 impl RunFile {

@@ -110,6 +110,7 @@ impl RunFile {
         self.validate_totals()?;
         self.validate_latency()?;
         self.validate_stages()?;
+        self.validate_checks()?;
         for (i, interval) in self.intervals.iter().enumerate() {
             let field = format!("intervals[{i}]");
             seconds(&format!("{field}.start_s"), interval.start_s)?;
@@ -145,6 +146,45 @@ impl RunFile {
                 bounded(&field, n, MAX_INTERVAL_COUNT)?;
             }
             interval.latency.validate(&format!("{field}.latency"))?;
+        }
+        Ok(())
+    }
+
+    /// The arrival sample and the checks: bounded in size, finite numbers.
+    fn validate_checks(&self) -> Result<(), SchemaError> {
+        if let Some(a) = &self.arrivals {
+            if a.gaps.len() > crate::MAX_ARRIVAL_SAMPLE {
+                return Err(invalid(
+                    "arrivals.gaps",
+                    format!(
+                        "{} values, at most {}",
+                        a.gaps.len(),
+                        crate::MAX_ARRIVAL_SAMPLE
+                    ),
+                ));
+            }
+            if let Some(i) = a.gaps.iter().position(|g| !g.is_finite() || *g < 0.0) {
+                return Err(invalid(
+                    format!("arrivals.gaps[{i}]"),
+                    "not a finite gap >= 0",
+                ));
+            }
+        }
+        if self.checks.len() > 64 {
+            return Err(invalid("checks", "more than 64 checks"));
+        }
+        for (i, c) in self.checks.iter().enumerate() {
+            let field = format!("checks[{i}]");
+            if c.message.len() > 1_000 || c.name.len() > 100 {
+                return Err(invalid(field, "name or message too long"));
+            }
+            for v in [c.statistic, c.p_value, c.batch_s]
+                .into_iter()
+                .flatten()
+                .chain(c.interval.into_iter().flat_map(|(a, b)| [a, b]))
+            {
+                finite(&field, v)?;
+            }
         }
         Ok(())
     }

@@ -163,6 +163,8 @@ mod golden {
             server: None,
             stages: Vec::new(),
             sweep: None,
+            arrivals: None,
+            checks: Vec::new(),
         }
     }
 

@@ -5,10 +5,12 @@
 //! run (or per batch of a run), never per request.
 
 mod dist;
+mod fit;
 mod rank;
 mod sample;
 
 pub use dist::{normal_cdf, t_cdf, t_quantile};
+pub use fit::{KsTest, Trend, kolmogorov_sf, ks_unit_exponential, linear_trend};
 pub use rank::{ShiftEstimate, UTest, hodges_lehmann, mann_whitney};
 pub use sample::{Welch, lag1_autocorrelation, mean_var, median, median_sorted, t_interval, welch};
 

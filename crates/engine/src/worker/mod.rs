@@ -65,6 +65,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) attack_end: Instant,
     /// When the worker stopped (last response or grace deadline).
     pub(crate) end: Instant,
+    /// Poisson: achieved gaps seen in the window, and a sample of them.
+    pub(crate) arrivals: Option<(u64, Vec<f64>)>,
 }
 
 /// Everything one worker needs to start.
@@ -175,6 +177,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         backlog,
         attack_end,
         end: end_instant,
+        arrivals: worker.take_arrivals(),
     }
 }
 

@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use vload_timer::nanos_between;
 
 use super::job::{Job, Next};
+use crate::arrivals::Reservoir;
 use crate::conn::Conn;
 use crate::record::IntervalStats;
 use crate::schedule::Schedule;
@@ -27,6 +28,8 @@ const IDLE_REAP: Duration = Duration::from_secs(5);
 /// connections waiting for a request, the connections there are.
 pub(super) struct Open {
     pool: RefCell<Pool>,
+    /// The arrival sample, once the schedule is done.
+    arrivals: RefCell<Option<Reservoir>>,
     /// The schedule, until it is done.
     dispatch: RefCell<Option<Dispatch>>,
     /// Wakes the dispatcher when another task finished the schedule.
@@ -44,6 +47,9 @@ struct Dispatch {
     schedule: Schedule,
     end: Option<Instant>,
     remaining: Option<u64>,
+    /// Poisson: the achieved gaps, sampled; sends from `measure_from` on are kept.
+    arrivals: Option<Reservoir>,
+    measure_from: Instant,
 }
 
 /// What a round of dispatching left.
@@ -90,17 +96,26 @@ pub(super) struct Idle(Rc<Slot>);
 impl Open {
     pub(super) fn new(
         schedule: Schedule,
-        end: Option<Instant>,
+        (end, measure_from): (Option<Instant>, Instant),
         remaining: Option<u64>,
-        max_connections: u32,
+        (max_connections, workers): (u32, u32),
         staged: bool,
     ) -> Self {
+        let arrivals = schedule.rescaled(measure_from).map(|_| {
+            Reservoir::new(
+                vload_schema::MAX_ARRIVAL_SAMPLE / workers.max(1) as usize,
+                u64::from(workers),
+            )
+        });
         Open {
             pool: RefCell::new(Pool::default()),
+            arrivals: RefCell::new(None),
             dispatch: RefCell::new(Some(Dispatch {
                 schedule,
                 end,
                 remaining,
+                arrivals,
+                measure_from,
             })),
             done_notify: Notify::new(),
             dispatch_done: Cell::new(false),
@@ -109,6 +124,18 @@ impl Open {
             connecting: Cell::new(0),
             staged,
         }
+    }
+
+    /// The achieved gaps sampled (Poisson only): gaps seen, and the sample.
+    pub(super) fn take_arrivals(&self) -> Option<(u64, Vec<f64>)> {
+        let from_dispatch = self
+            .dispatch
+            .borrow_mut()
+            .as_mut()
+            .and_then(|d| d.arrivals.take());
+        from_dispatch
+            .or_else(|| self.arrivals.borrow_mut().take())
+            .map(Reservoir::into_parts)
     }
 
     /// The attack is stopping: no more dispatches; idle connections close.
@@ -228,6 +255,11 @@ impl Open {
             if due > now {
                 return Due::At(due);
             }
+            if let Some(arrivals) = &mut d.arrivals
+                && let Some(position) = d.schedule.rescaled(now)
+            {
+                arrivals.send(position, now >= d.measure_from);
+            }
             let job = Job {
                 intended: due,
                 dispatched: now,
@@ -242,9 +274,10 @@ impl Open {
 
     /// Ends the schedule; true when it was still running (the attack's sending ends now).
     pub(super) fn finish(&self) -> bool {
-        if self.dispatch.borrow_mut().take().is_none() {
+        let Some(dispatch) = self.dispatch.borrow_mut().take() else {
             return false;
-        }
+        };
+        *self.arrivals.borrow_mut() = dispatch.arrivals;
         self.dispatch_done.set(true);
         self.close_idle();
         self.done_notify.notify_one();

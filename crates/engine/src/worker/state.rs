@@ -146,9 +146,9 @@ impl Worker {
         let model = match setup.schedule.take() {
             Some(schedule) => Model::Open(Box::new(Open::new(
                 schedule,
-                end,
+                (end, setup.t0 + plan.warmup),
                 setup.requests,
-                setup.connections.max(1),
+                (setup.connections.max(1), plan.threads),
                 stages.is_some(),
             ))),
             None => Model::Closed(Closed::new(setup.requests)),
@@ -239,6 +239,13 @@ impl Worker {
     }
 
     /// The first message of each error kind.
+    pub(super) fn take_arrivals(&self) -> Option<(u64, Vec<f64>)> {
+        match &self.model {
+            Model::Open(open) => open.take_arrivals(),
+            Model::Closed(_) => None,
+        }
+    }
+
     pub(super) fn take_samples(&self) -> Vec<(ErrorKind, String)> {
         self.samples
             .borrow_mut()

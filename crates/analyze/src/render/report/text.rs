@@ -128,6 +128,7 @@ pub fn render(s: &Summary) -> String {
     render_cache(&mut out, s);
     render_server(&mut out, s);
     render_health(&mut out, s);
+    render_checks(&mut out, s);
     out
 }
 
@@ -541,6 +542,21 @@ pub(crate) fn health_headline(h: &vload_schema::ClientHealth) -> String {
     match top {
         Some(signal) => format!("{sentence} (signal: {})", signal.signal),
         None => sentence.to_owned(),
+    }
+}
+
+fn render_checks(out: &mut String, s: &Summary) {
+    if s.checks.is_empty() {
+        return;
+    }
+    for (i, c) in s.checks.iter().enumerate() {
+        let mark = match c.verdict {
+            vload_schema::CheckVerdict::Pass => "ok",
+            vload_schema::CheckVerdict::Fail => "FAIL",
+            vload_schema::CheckVerdict::Unknown => "?",
+        };
+        let title = if i == 0 { "Checks" } else { "" };
+        let _ = writeln!(out, "{title:<14}{mark:<5}{}", c.message);
     }
 }
 

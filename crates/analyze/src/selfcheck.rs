@@ -1,0 +1,394 @@
+//! A run's checks of itself: did the generator produce the arrivals it claimed, have the
+//! headline figures converged, and was the system in a steady state?
+//!
+//! - **Arrivals** (open loop): the send lag (p50, p99, max) and the share of sends more than
+//!   1 ms late; for Poisson arrivals also a Kolmogorov-Smirnov test of the achieved
+//!   inter-send gaps, rescaled by the plan's cumulative rate, against the unit exponential.
+//!   A timer-driven sender cannot resolve gaps shorter than its wake-up latency: sends due
+//!   within [`RESOLUTION_S`] of each other leave together, so the test compares the
+//!   distributions from that resolution up (the gaps below it pooled), and says it cannot
+//!   test when the plan's gaps are mostly shorter than that.
+//! - **Convergence**: 95% intervals of p50, p99 and throughput from batch means of the
+//!   per-second intervals, batches grown until neighbours are nearly independent
+//!   (lag-1 autocorrelation at most 0.2).
+//! - **Stationarity**: the least-squares slope of throughput and p50 over the batches; a
+//!   run whose slope is significant (p < 0.01) and moves the figure by more than 10% across
+//!   the window was not in a steady state.
+
+use vload_schema::{Arrival, CheckVerdict, RunCheck, RunFile, SchemaError};
+
+use crate::metric::Metric;
+use crate::stats::{ks_unit_exponential, linear_trend};
+use crate::units::{duration_ns, percent};
+use crate::within_run::{batched, measured};
+
+/// The time below which a sender's gaps are not resolved (its wake-up latency).
+pub const RESOLUTION_S: f64 = 100e-6;
+/// The p-value under which a test fails.
+pub const ALPHA: f64 = 0.01;
+/// A convergence interval wider than this (± share of the figure) has not converged.
+pub const CONVERGED: f64 = 0.05;
+/// A trend that moves a figure by more than this share across the window.
+pub const DRIFT: f64 = 0.10;
+
+/// Every check that applies to `run`.
+///
+/// # Errors
+/// A histogram does not decode.
+pub fn run_checks(run: &RunFile) -> Result<Vec<RunCheck>, SchemaError> {
+    let mut checks = Vec::new();
+    if run.sweep.is_some() {
+        // A sweep's steps are separate attacks at rising rates: each step is judged by its
+        // SLO, and the whole is not meant to be stationary.
+        return Ok(checks);
+    }
+    if run.plan.rate_per_s.is_some() || run.plan.rate_plan.is_some() {
+        checks.push(arrivals(run));
+    }
+    for metric in [Metric::P50, Metric::P99, Metric::Throughput] {
+        checks.push(convergence(run, metric)?);
+    }
+    for metric in [Metric::Throughput, Metric::P50] {
+        checks.push(stationarity(run, metric)?);
+    }
+    Ok(checks)
+}
+
+fn check(name: &str, verdict: CheckVerdict, message: String) -> RunCheck {
+    RunCheck {
+        name: name.to_owned(),
+        verdict,
+        statistic: None,
+        p_value: None,
+        interval: None,
+        batch_s: None,
+        message,
+    }
+}
+
+/// Send lag for every open loop; the gaps' fit for Poisson.
+fn arrivals(run: &RunFile) -> RunCheck {
+    let t = &run.totals;
+    let late = if t.intended > 0 {
+        (t.late_sends + t.unsent) as f64 / t.intended as f64
+    } else {
+        0.0
+    };
+    let lag = run.latency.dispatch_lag.as_ref().and_then(|l| {
+        let h = l.histogram.decode().ok()?;
+        let m = &l.moments;
+        (m.n > 0).then(|| {
+            let q = |q: f64| duration_ns(m.clamp(h.value_at_quantile(q)) as f64);
+            format!(
+                "lag p50 {}, p99 {}, max {}",
+                q(0.5),
+                q(0.99),
+                duration_ns(m.max_ns as f64)
+            )
+        })
+    });
+    let lag = lag.unwrap_or_else(|| "no lag recorded".to_owned());
+    let late_text = format!(
+        "{} of sends more than 1 ms late or never sent",
+        percent(late)
+    );
+    let mut c = check("arrivals", CheckVerdict::Pass, String::new());
+    c.statistic = Some(late);
+    let mut wrong = Vec::new();
+    if late > 0.01 {
+        wrong.push(late_text.clone());
+    }
+    let mut fit = String::new();
+    if run.plan.arrival == Arrival::Poisson
+        && let Some(sample) = &run.arrivals
+    {
+        let rate = run
+            .plan
+            .rate_per_s
+            .unwrap_or(0.0)
+            .max(peak(run))
+            .max(f64::MIN_POSITIVE);
+        let resolution = RESOLUTION_S * rate / f64::from(run.plan.threads.max(1));
+        match censored_ks(&sample.gaps, resolution) {
+            _ if resolution > 0.5 => {
+                fit = format!(
+                    "; gaps not tested: at {}/s a thread's gaps are mostly under the sender's {} resolution",
+                    rate.round(),
+                    duration_ns(RESOLUTION_S * 1e9)
+                );
+            }
+            Some((d, p)) => {
+                c.statistic = Some(d);
+                c.p_value = Some(p);
+                fit = format!(
+                    "; Poisson gaps against the plan's exponential: KS D {d:.3}, p {p:.3} ({} of {} gaps)",
+                    sample.gaps.len(),
+                    sample.sends
+                );
+                if p < ALPHA {
+                    wrong.push(format!(
+                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {p:.2e}): bursts, as from a frozen or overloaded client"
+                    ));
+                }
+            }
+            None => fit = "; too few gaps to test".to_owned(),
+        }
+    }
+    if wrong.is_empty() {
+        c.message = format!("arrivals faithful: {lag}; {late_text}{fit}");
+    } else {
+        c.verdict = CheckVerdict::Fail;
+        c.message = format!("arrivals not faithful: {}; {lag}", wrong.join("; "));
+    }
+    c
+}
+
+fn peak(run: &RunFile) -> f64 {
+    run.plan
+        .rate_plan
+        .iter()
+        .flatten()
+        .map(|s| s.from_rate_per_s.max(s.to_rate_per_s))
+        .fold(0.0, f64::max)
+}
+
+/// KS distance of `gaps` from the unit exponential at and above `from` (the gaps below it
+/// pooled), with the asymptotic p-value; `None` under 50 gaps.
+pub fn censored_ks(gaps: &[f64], from: f64) -> Option<(f64, f64)> {
+    if gaps.len() < 50 {
+        return None;
+    }
+    let pooled: Vec<f64> = gaps.iter().map(|g| g.max(from)).collect();
+    let full = ks_unit_exponential(&pooled)?;
+    // Every pooled gap sits at `from`: the step there is the pool against F(from), which
+    // the full statistic already measures from above; below it nothing is compared.
+    let below = pooled.iter().filter(|g| **g <= from).count() as f64 / pooled.len() as f64;
+    let cdf = 1.0 - (-from).exp();
+    let d = full
+        .d
+        .min(((below - cdf).abs()).max(upper_only(&pooled, from)));
+    Some((
+        d,
+        crate::stats::kolmogorov_sf((pooled.len() as f64).sqrt() * d),
+    ))
+}
+
+/// The KS distance over the values above `from` only.
+fn upper_only(pooled: &[f64], from: f64) -> f64 {
+    let mut sorted = pooled.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    sorted
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| **x > from)
+        .map(|(i, x)| {
+            let cdf = 1.0 - (-x).exp();
+            let i = i as f64;
+            ((i + 1.0) / n - cdf).max(cdf - i / n)
+        })
+        .fold(0.0, f64::max)
+}
+
+fn metric_key(metric: Metric) -> &'static str {
+    match metric {
+        Metric::P50 => "p50",
+        Metric::P99 => "p99",
+        _ => "throughput",
+    }
+}
+
+fn convergence(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
+    let key = metric_key(metric);
+    let name = format!("convergence:{key}");
+    let (Some(b), Some(value)) = (batched(metric, run)?, metric.of(run)?) else {
+        return Ok(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{key}: too few measured seconds (or samples) for an interval"),
+        ));
+    };
+    let half = (b.interval.1 - b.interval.0) / 2.0;
+    let relative = if value > 0.0 { half / value } else { 0.0 };
+    let shown = if metric == Metric::Throughput {
+        crate::units::rate(value)
+    } else {
+        duration_ns(value)
+    };
+    let verdict = if relative <= CONVERGED {
+        CheckVerdict::Pass
+    } else {
+        CheckVerdict::Fail
+    };
+    let word = if verdict == CheckVerdict::Pass {
+        "converged"
+    } else {
+        "not converged"
+    };
+    let mut c = check(
+        &name,
+        verdict,
+        format!(
+            "{key} {shown} ±{:.1}% (95%, {} batches of {:.0} s{}): {word}{}",
+            relative * 100.0,
+            b.batches,
+            b.batch_s,
+            b.lag1
+                .map(|r| format!(", lag-1 autocorrelation {r:.2}"))
+                .unwrap_or_default(),
+            if verdict == CheckVerdict::Fail {
+                format!(" within ±{:.0}%; run longer", CONVERGED * 100.0)
+            } else {
+                String::new()
+            }
+        ),
+    );
+    c.statistic = Some(relative);
+    c.interval = Some(b.interval);
+    c.batch_s = Some(b.batch_s);
+    Ok(c)
+}
+
+fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
+    let key = metric_key(metric);
+    let name = format!("stationarity:{key}");
+    if run.plan.rate_plan.is_some() {
+        return Ok(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{key}: a rate plan changes the load by design; not tested"),
+        ));
+    }
+    let seconds = measured(run);
+    // The batch size the throughput's independence called for, at least a second.
+    let size = batched(Metric::Throughput, run)?
+        .map_or(1.0, |b| b.batch_s)
+        .round()
+        .max(1.0) as usize;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for (i, batch) in seconds.chunks(size).enumerate() {
+        if batch.len() < size {
+            break;
+        }
+        let value = match metric {
+            Metric::P50 => {
+                let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+                for interval in batch {
+                    let h = interval.latency.histogram.decode()?;
+                    match &mut merged {
+                        Some(m) => {
+                            // Interval histograms share one layout; a failed add leaves m.
+                            let _ = m.add(&h);
+                        }
+                        None => merged = Some(h),
+                    }
+                }
+                merged
+                    .filter(|h| !h.is_empty())
+                    .map(|h| h.value_at_quantile(0.5) as f64)
+            }
+            _ => {
+                let secs: f64 = batch.iter().map(|i| i.duration_s).sum();
+                let ok: u64 = batch
+                    .iter()
+                    .map(|i| i.status_classes.s2xx + i.status_classes.s3xx)
+                    .sum();
+                Some(ok as f64 / secs)
+            }
+        };
+        if let Some(v) = value {
+            x.push((i * size) as f64 + size as f64 / 2.0);
+            y.push(v);
+        }
+    }
+    let Some(trend) = (y.len() >= 5).then(|| linear_trend(&x, &y, 0.95)).flatten() else {
+        return Ok(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{key}: too few measured seconds for a trend (5 batches needed)"),
+        ));
+    };
+    let span = x.last().unwrap_or(&0.0) - x.first().unwrap_or(&0.0) + size as f64;
+    let change = if trend.mean_y > 0.0 {
+        trend.slope * span / trend.mean_y
+    } else {
+        0.0
+    };
+    let moved = trend.p < ALPHA && change.abs() > DRIFT;
+    let mut c = check(
+        &name,
+        if moved {
+            CheckVerdict::Fail
+        } else {
+            CheckVerdict::Pass
+        },
+        if moved {
+            format!(
+                "not stationary: {key} {} {:.0}% across the window (slope p {:.1e}); extend --warmup or check the server",
+                if change > 0.0 { "rose" } else { "fell" },
+                change.abs() * 100.0,
+                trend.p
+            )
+        } else {
+            format!(
+                "{key} stationary: {:+.1}% across the window (slope p {:.2})",
+                change * 100.0,
+                trend.p
+            )
+        },
+    );
+    c.statistic = Some(change);
+    c.p_value = Some(trend.p);
+    c.batch_s = Some(size as f64);
+    let per_s = |v: f64| v / trend.mean_y.max(f64::MIN_POSITIVE) * span;
+    c.interval = Some((
+        per_s(trend.slope - trend.half_width),
+        per_s(trend.slope + trend.half_width),
+    ));
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unit exponentials from a fixed uniform sequence.
+    fn exponentials(n: usize) -> Vec<f64> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                -(((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64).ln()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn faithful_gaps_pass_and_gaps_pooled_under_the_resolution_do_not_count() {
+        let mut gaps = exponentials(2_000);
+        let (_, p) = censored_ks(&gaps, 0.2).unwrap();
+        assert!(p > ALPHA, "p {p}");
+        // A sender that cannot resolve gaps under 0.2: they leave together, as zeros.
+        for g in &mut gaps {
+            if *g < 0.2 {
+                *g = 0.0;
+            }
+        }
+        let (_, p) = censored_ks(&gaps, 0.2).unwrap();
+        assert!(p > ALPHA, "pooled under the resolution: p {p}");
+        // Tested from 0 instead, the pooled gaps fail.
+        assert!(ks_unit_exponential(&gaps).unwrap().p < ALPHA);
+    }
+
+    #[test]
+    fn a_burst_after_a_freeze_fails() {
+        // A second frozen at 2,000/s, then its 2,000 due requests sent at once: a fifth of
+        // the gaps are zero.
+        let mut gaps = exponentials(8_000);
+        gaps.extend(std::iter::repeat_n(0.0, 2_000));
+        let (d, p) = censored_ks(&gaps, 0.2).unwrap();
+        assert!(p < 1e-6 && d > 0.1, "d {d} p {p}");
+    }
+}

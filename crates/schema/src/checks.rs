@@ -1,0 +1,55 @@
+//! A run's checks of itself: arrival fidelity, convergence, independence, stationarity.
+
+use serde::{Deserialize, Serialize};
+
+/// Most inter-send gaps an open-loop run keeps for the arrival test.
+pub const MAX_ARRIVAL_SAMPLE: usize = 2_000;
+
+/// A bounded sample of a Poisson run's achieved inter-send gaps, each rescaled by the plan's
+/// cumulative rate (the time-rescaling theorem): under a faithful Poisson process the values
+/// are independent unit exponentials, whatever the plan's rate did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrivalSample {
+    /// Sends in the measured window the sample was drawn from (reservoir sampling).
+    pub sends: u64,
+    /// The rescaled gaps, at most [`MAX_ARRIVAL_SAMPLE`].
+    pub gaps: Vec<f64>,
+}
+
+/// How one check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckVerdict {
+    /// The run passes it.
+    Pass,
+    /// It fails: the message says what went wrong and what to do.
+    Fail,
+    /// Not enough data to tell (a short run, a closed loop for the arrival test).
+    Unknown,
+}
+
+/// One check of a run by itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCheck {
+    /// `arrivals`, `convergence:p50`, `convergence:p99`, `convergence:throughput`,
+    /// `stationarity:p50`, `stationarity:throughput`, `stationarity:errors`,
+    /// `stationarity:hit_ratio`.
+    pub name: String,
+    /// The verdict.
+    pub verdict: CheckVerdict,
+    /// The test's statistic (KS D, relative CI half width, relative change over the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<f64>,
+    /// Its p-value, where the test has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// A 95% interval, where the check has one (in the metric's unit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<(f64, f64)>,
+    /// Seconds per batch for the batch-means checks (grown until the batches' lag-1
+    /// autocorrelation is small).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_s: Option<f64>,
+    /// One line for the report.
+    pub message: String,
+}
