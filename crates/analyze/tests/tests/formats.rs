@@ -139,3 +139,26 @@ fn control_characters_from_files_and_servers_are_escaped() {
         "{text:?}"
     );
 }
+
+#[test]
+fn every_report_carries_the_runs_checks_of_itself() {
+    let run = super::util::synthetic("x", 12, 2_000, 200_000.0, 5);
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let names: Vec<&str> = summary.checks.iter().map(|c| c.name.as_str()).collect();
+    for name in [
+        "convergence:p50",
+        "convergence:throughput",
+        "stationarity:p50",
+    ] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let text = vload_analyze::render::report::text::render(&summary);
+    assert!(
+        text.contains("Checks") && text.contains("p50 stationary"),
+        "{text}"
+    );
+    let markdown = vload_analyze::render::report::markdown::render(&summary);
+    assert!(markdown.contains("### Checks"), "{markdown}");
+    let json = vload_analyze::render::report::json::render(&summary);
+    assert!(json.contains("\"convergence:p99\""), "{json}");
+}

@@ -73,7 +73,24 @@ pub fn render(s: &Summary) -> String {
     }
     out.push_str(&table::markdown(&rows));
     stages(&mut out, s);
+    checks(&mut out, s);
     out
+}
+
+/// The run's checks of itself, one line each.
+fn checks(out: &mut String, s: &Summary) {
+    if s.checks.is_empty() {
+        return;
+    }
+    out.push_str("\n### Checks\n\n");
+    for c in &s.checks {
+        let mark = match c.verdict {
+            vload_schema::CheckVerdict::Pass => "ok",
+            vload_schema::CheckVerdict::Fail => "**FAIL**",
+            vload_schema::CheckVerdict::Unknown => "?",
+        };
+        out.push_str(&format!("- {mark} {}\n", c.message.replace('|', "\\|")));
+    }
 }
 
 /// A rate plan's stages or a sweep's steps, and a sweep's answer.
