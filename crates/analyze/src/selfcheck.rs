@@ -18,7 +18,7 @@
 use vload_schema::{Arrival, CheckVerdict, RunCheck, RunFile, SchemaError};
 
 use crate::metric::Metric;
-use crate::stats::{ks_unit_exponential, linear_trend};
+use crate::stats::linear_trend;
 use crate::units::{duration_ns, percent};
 use crate::within_run::{batched, measured};
 
@@ -108,7 +108,16 @@ fn arrivals(run: &RunFile) -> RunCheck {
             .unwrap_or(0.0)
             .max(peak(run))
             .max(f64::MIN_POSITIVE);
-        let resolution = RESOLUTION_S * rate / f64::from(run.plan.threads.max(1));
+        // One thread's rate: the plan is the whole attack's, a shard runs 1/N of it. (A
+        // merge of shards keeps one shard's threads: its resolution is then overstated,
+        // which tests less, never wrongly.)
+        let senders = f64::from(run.plan.threads.max(1))
+            * run
+                .plan
+                .shard
+                .as_ref()
+                .map_or(1.0, |s| f64::from(s.count.max(1)));
+        let resolution = RESOLUTION_S * rate / senders;
         match censored_ks(&sample.gaps, resolution) {
             _ if resolution > 0.5 => {
                 fit = format!(
@@ -152,42 +161,29 @@ fn peak(run: &RunFile) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// KS distance of `gaps` from the unit exponential at and above `from` (the gaps below it
-/// pooled), with the asymptotic p-value; `None` under 50 gaps.
+/// KS distance of `gaps` from the unit exponential at and above `from`, the gaps below it
+/// pooled at `from` (a left-censored test: nothing under `from` is compared), with the
+/// asymptotic p-value; `None` under 50 gaps.
 pub fn censored_ks(gaps: &[f64], from: f64) -> Option<(f64, f64)> {
     if gaps.len() < 50 {
         return None;
     }
-    let pooled: Vec<f64> = gaps.iter().map(|g| g.max(from)).collect();
-    let full = ks_unit_exponential(&pooled)?;
-    // Every pooled gap sits at `from`: the step there is the pool against F(from), which
-    // the full statistic already measures from above; below it nothing is compared.
-    let below = pooled.iter().filter(|g| **g <= from).count() as f64 / pooled.len() as f64;
-    let cdf = 1.0 - (-from).exp();
-    let d = full
-        .d
-        .min(((below - cdf).abs()).max(upper_only(&pooled, from)));
-    Some((
-        d,
-        crate::stats::kolmogorov_sf((pooled.len() as f64).sqrt() * d),
-    ))
-}
-
-/// The KS distance over the values above `from` only.
-fn upper_only(pooled: &[f64], from: f64) -> f64 {
-    let mut sorted = pooled.to_vec();
+    let mut sorted = gaps.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len() as f64;
-    sorted
+    let pooled = sorted.partition_point(|g| *g <= from);
+    // The step at `from`: the pool against F(from).
+    let at_from = (pooled as f64 / n - (1.0 - (-from).exp())).abs();
+    let d = sorted[pooled..]
         .iter()
         .enumerate()
-        .filter(|(_, x)| **x > from)
-        .map(|(i, x)| {
+        .map(|(j, x)| {
             let cdf = 1.0 - (-x).exp();
-            let i = i as f64;
+            let i = (pooled + j) as f64;
             ((i + 1.0) / n - cdf).max(cdf - i / n)
         })
-        .fold(0.0, f64::max)
+        .fold(at_from, f64::max);
+    Some((d, crate::stats::kolmogorov_sf(n.sqrt() * d)))
 }
 
 fn metric_key(metric: Metric) -> &'static str {
@@ -340,10 +336,11 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
     c.statistic = Some(change);
     c.p_value = Some(trend.p);
     c.batch_s = Some(size as f64);
-    let per_s = |v: f64| v / trend.mean_y.max(f64::MIN_POSITIVE) * span;
+    // The slope's interval as a change across the window, like the statistic.
+    let across = |slope: f64| slope * span / trend.mean_y.max(f64::MIN_POSITIVE);
     c.interval = Some((
-        per_s(trend.slope - trend.half_width),
-        per_s(trend.slope + trend.half_width),
+        across(trend.slope - trend.half_width),
+        across(trend.slope + trend.half_width),
     ));
     Ok(c)
 }
@@ -351,6 +348,7 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::ks_unit_exponential;
 
     /// Unit exponentials from a fixed uniform sequence.
     fn exponentials(n: usize) -> Vec<f64> {

@@ -62,23 +62,6 @@ impl Reservoir {
     }
 }
 
-/// The workers' samples as one, at most `capacity` gaps, each worker contributing in
-/// proportion to the gaps it saw.
-pub(crate) fn combine(parts: Vec<(u64, Vec<f64>)>, capacity: usize) -> (u64, Vec<f64>) {
-    let seen: u64 = parts.iter().map(|(n, _)| n).sum();
-    let mut gaps = Vec::with_capacity(capacity);
-    for (n, sample) in parts {
-        let share = if seen == 0 {
-            0
-        } else {
-            ((capacity as f64) * n as f64 / seen as f64).round() as usize
-        };
-        gaps.extend(sample.into_iter().take(share));
-    }
-    gaps.truncate(capacity);
-    (seen, gaps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,13 +85,5 @@ mod tests {
         r.send(3.0, true);
         let (seen, gaps) = r.into_parts();
         assert_eq!((seen, gaps), (1, vec![2.0]));
-    }
-
-    #[test]
-    fn workers_contribute_by_what_they_saw() {
-        let (seen, gaps) = combine(vec![(300, vec![1.0; 300]), (100, vec![2.0; 100])], 100);
-        assert_eq!(seen, 400);
-        assert_eq!(gaps.iter().filter(|g| **g == 1.0).count(), 75);
-        assert_eq!(gaps.iter().filter(|g| **g == 2.0).count(), 25);
     }
 }

@@ -76,15 +76,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
 
 /// The workers' samples of achieved inter-send gaps as one (Poisson runs only).
 fn arrivals(summaries: &[WorkerSummary]) -> Option<vload_schema::ArrivalSample> {
-    let parts: Vec<(u64, Vec<f64>)> = summaries
-        .iter()
-        .filter_map(|s| s.arrivals.clone())
-        .collect();
-    if parts.is_empty() {
-        return None;
-    }
-    let (sends, gaps) = crate::arrivals::combine(parts, vload_schema::MAX_ARRIVAL_SAMPLE);
-    Some(vload_schema::ArrivalSample { sends, gaps })
+    vload_schema::ArrivalSample::combine(summaries.iter().filter_map(|s| s.arrivals.clone()))
 }
 
 fn window(plan: &AttackPlan, context: &RunContext, attack_end: Instant, end: Instant) -> Window {

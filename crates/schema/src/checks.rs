@@ -16,6 +16,30 @@ pub struct ArrivalSample {
     pub gaps: Vec<f64>,
 }
 
+impl ArrivalSample {
+    /// Several samples (each `(sends, gaps)`, a uniform sample of its sends' gaps) as one of
+    /// at most [`MAX_ARRIVAL_SAMPLE`] gaps, each contributing in proportion to the sends it
+    /// saw; `None` when there are none.
+    pub fn combine(parts: impl IntoIterator<Item = (u64, Vec<f64>)>) -> Option<ArrivalSample> {
+        let parts: Vec<(u64, Vec<f64>)> = parts.into_iter().collect();
+        if parts.is_empty() {
+            return None;
+        }
+        let sends: u64 = parts.iter().map(|(n, _)| n).sum();
+        let mut gaps = Vec::with_capacity(MAX_ARRIVAL_SAMPLE);
+        for (n, sample) in parts {
+            let share = if sends == 0 {
+                0
+            } else {
+                (MAX_ARRIVAL_SAMPLE as f64 * n as f64 / sends as f64).round() as usize
+            };
+            gaps.extend(sample.into_iter().take(share));
+        }
+        gaps.truncate(MAX_ARRIVAL_SAMPLE);
+        Some(ArrivalSample { sends, gaps })
+    }
+}
+
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,4 +76,19 @@ pub struct RunCheck {
     pub batch_s: Option<f64>,
     /// One line for the report.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_contribute_by_the_sends_they_saw() {
+        let a =
+            ArrivalSample::combine([(3_000, vec![1.0; 2_000]), (1_000, vec![2.0; 1_000])]).unwrap();
+        assert_eq!(a.sends, 4_000);
+        assert_eq!(a.gaps.iter().filter(|g| **g == 1.0).count(), 1_500);
+        assert_eq!(a.gaps.iter().filter(|g| **g == 2.0).count(), 500);
+        assert!(ArrivalSample::combine([]).is_none());
+    }
 }

@@ -122,6 +122,14 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     out.stages = merge_stages(runs, &starts, overlapping)?;
     // A sweep's answer belongs to its own steps.
     out.sweep = None;
+    // The runs' arrival samples as one; the checks are the merge's own, made from the
+    // merged data by whoever reads it (the first run's would be reported as the whole's).
+    out.arrivals = vload_schema::ArrivalSample::combine(
+        runs.iter()
+            .filter_map(|(_, r)| r.arrivals.as_ref())
+            .map(|a| (a.sends, a.gaps.clone())),
+    );
+    out.checks = Vec::new();
     sums.finish(&mut out)?;
     out.client_health = merge_health(runs);
     out.interrupted = runs.iter().any(|(_, r)| r.interrupted);

@@ -168,14 +168,7 @@ pub fn markdown(c: &Comparison) -> String {
 
 /// Renders as JSON, with the schema version.
 pub fn json(c: &Comparison) -> String {
-    let value = serde_json::json!({
-        "schema_version": vload_schema::SCHEMA_VERSION,
-        "kind": "compare",
-        "comparison": c,
-    });
-    let mut text = serde_json::to_string_pretty(&value).expect("comparisons serialize");
-    text.push('\n');
-    text
+    super::json_document("compare", "comparison", c)
 }
 
 /// Row notes, each text once with the metrics it applies to.

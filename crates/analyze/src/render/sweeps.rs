@@ -151,12 +151,5 @@ pub fn markdown(c: &SweepComparison) -> String {
 
 /// Renders as JSON, with the schema version.
 pub fn json(c: &SweepComparison) -> String {
-    let value = serde_json::json!({
-        "schema_version": vload_schema::SCHEMA_VERSION,
-        "kind": "compare_sweeps",
-        "comparison": c,
-    });
-    let mut text = serde_json::to_string_pretty(&value).expect("comparisons serialize");
-    text.push('\n');
-    text
+    super::json_document("compare_sweeps", "comparison", c)
 }

@@ -101,3 +101,25 @@ fn shards_of_a_rate_plan_add_up_stage_by_stage() {
     }
     merged.validate().expect("the merge is a valid run file");
 }
+
+#[test]
+fn a_merge_pools_the_arrival_samples_and_leaves_the_checks_to_its_own_data() {
+    let mut a = synthetic("x", 6, 1_000, 200_000.0, 1);
+    let mut b = synthetic("x", 6, 1_000, 200_000.0, 2);
+    a.arrivals = Some(vload_schema::ArrivalSample {
+        sends: 6_000,
+        gaps: vec![1.0; 2_000],
+    });
+    b.arrivals = Some(vload_schema::ArrivalSample {
+        sends: 6_000,
+        gaps: vec![0.5; 2_000],
+    });
+    a.checks = vload_analyze::selfcheck::run_checks(&a).unwrap();
+    assert!(!a.checks.is_empty());
+    let m = merge(&[("a.json".to_owned(), a), ("b.json".to_owned(), b)]).unwrap();
+    let sample = m.arrivals.as_ref().unwrap();
+    assert_eq!((sample.sends, sample.gaps.len()), (12_000, 2_000));
+    assert_eq!(sample.gaps.iter().filter(|g| **g == 0.5).count(), 1_000);
+    assert!(m.checks.is_empty(), "a's checks would stand for the merge");
+    m.validate().unwrap();
+}
