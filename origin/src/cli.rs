@@ -29,9 +29,14 @@ pub struct OriginArgs {
     /// Send every body at this many bytes per second (default: as fast as possible).
     #[arg(long)]
     pub slow_body: Option<u64>,
-    /// Delay every response by this long, e.g. 10ms (default: none).
-    #[arg(long, value_parser = humantime::parse_duration)]
-    pub delay: Option<Duration>,
+    /// Delay every response by this long, e.g. 10ms; or by a delay that ramps from the first
+    /// request on, e.g. 1ms..20ms with --delay-over 30s (default: none).
+    #[arg(long, value_parser = parse_delay, value_name = "DELAY|FROM..TO")]
+    pub delay: Option<Delay>,
+    /// How long a --delay FROM..TO ramp lasts, counted from the first request; the delay
+    /// then holds at TO.
+    #[arg(long, value_parser = humantime::parse_duration, value_name = "DURATION")]
+    pub delay_over: Option<Duration>,
     /// Serve https with this PEM certificate chain (with --tls-key) (default: plain HTTP).
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     pub tls_cert: Option<std::path::PathBuf>,
@@ -48,12 +53,35 @@ pub struct OriginArgs {
     pub concurrency: Option<usize>,
 }
 
+/// `--delay`: fixed, or a ramp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delay {
+    /// The same delay for every response.
+    Fixed(Duration),
+    /// From the first to the second, over `--delay-over`.
+    Ramp(Duration, Duration),
+}
+
+fn parse_delay(text: &str) -> Result<Delay, String> {
+    let one = |t: &str| {
+        humantime::parse_duration(t.trim())
+            .map_err(|e| format!("'{t}' is not a duration ({e}), e.g. 10ms or 1ms..20ms"))
+    };
+    match text.split_once("..") {
+        Some((from, to)) => Ok(Delay::Ramp(one(from)?, one(to)?)),
+        None => one(text).map(Delay::Fixed),
+    }
+}
+
 /// A flag combination that cannot work.
 #[derive(Debug, thiserror::Error)]
 pub enum OriginArgsError {
     /// The stall would never end.
     #[error("--stall-for {0:?} must be shorter than --stall-every {1:?}")]
     StallTooLong(Duration, Duration),
+    /// A ramp without its length, or a length without a ramp.
+    #[error("{0}")]
+    Ramp(&'static str),
     /// A count of zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
@@ -91,6 +119,23 @@ impl TryFrom<&OriginArgs> for OriginConfig {
                 return Err(OriginArgsError::Zero(flag));
             }
         }
+        let (delay, delay_ramp) = match (args.delay, args.delay_over) {
+            (Some(Delay::Ramp(from, to)), Some(over)) => {
+                (Some(from), Some(crate::DelayRamp { to, over }))
+            }
+            (Some(Delay::Ramp(..)), None) => {
+                return Err(OriginArgsError::Ramp(
+                    "--delay FROM..TO ramps over --delay-over: give it, e.g. --delay-over 30s",
+                ));
+            }
+            (_, Some(_)) => {
+                return Err(OriginArgsError::Ramp(
+                    "--delay-over is the length of a --delay FROM..TO ramp: give one, e.g. --delay 1ms..20ms",
+                ));
+            }
+            (Some(Delay::Fixed(d)), None) => (Some(d), None),
+            (None, None) => (None, None),
+        };
         let read = |flag: &'static str, path: &std::path::PathBuf| {
             std::fs::read(path).map_err(|error| OriginArgsError::TlsFile {
                 flag,
@@ -113,7 +158,8 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             close_after: args.close_after,
             reset_every: args.reset_every,
             slow_body_bytes_per_s: args.slow_body,
-            delay: args.delay,
+            delay,
+            delay_ramp,
             reuse_port: args.reuse_port,
             concurrency: args.concurrency,
         })
@@ -165,5 +211,38 @@ mod tests {
                 .contains("--close-after")
         );
         assert!(config(&["--listen", "nowhere"]).is_err());
+        assert!(
+            config(&["--delay", "1ms..20ms"])
+                .unwrap_err()
+                .contains("--delay-over")
+        );
+        assert!(
+            config(&["--delay-over", "5s"])
+                .unwrap_err()
+                .contains("FROM..TO")
+        );
+        assert!(
+            config(&["--delay", "1ms..soon"])
+                .unwrap_err()
+                .contains("soon")
+        );
+    }
+
+    #[test]
+    fn a_delay_is_fixed_or_ramps() {
+        let c = config(&["--delay", "10ms"]).unwrap();
+        assert_eq!(
+            (c.delay, c.delay_ramp),
+            (Some(Duration::from_millis(10)), None)
+        );
+        let c = config(&["--delay", "1ms..20ms", "--delay-over", "30s"]).unwrap();
+        assert_eq!(c.delay, Some(Duration::from_millis(1)));
+        assert_eq!(
+            c.delay_ramp,
+            Some(crate::DelayRamp {
+                to: Duration::from_millis(20),
+                over: Duration::from_secs(30)
+            })
+        );
     }
 }

@@ -20,7 +20,8 @@
 //! accepted and open, so a test counts backend fetches the way cache benchmarks do.
 //! Server-wide fault modes live in [`OriginConfig`]: a periodic stall (no response is
 //! written during it: the classic coordinated-omission demonstration), closing every
-//! connection after N requests, resetting every Nth request, a slow body, a fixed delay.
+//! connection after N requests, resetting every Nth request, a slow body, a fixed delay or
+//! one that ramps over time (a server getting slower during a run).
 //!
 //! # Example
 //!
@@ -67,7 +68,7 @@ use socket2::{Domain, Socket, Type};
 use tokio::sync::watch;
 
 #[cfg(feature = "cli")]
-pub use cli::OriginArgs;
+pub use cli::{Delay, OriginArgs};
 use service::{ConnState, Shared};
 use stats::Stats;
 pub use stats::StatsSnapshot;
@@ -79,6 +80,15 @@ pub struct Stall {
     pub every: Duration,
     /// How long each stall lasts (less than `every`).
     pub length: Duration,
+}
+
+/// A delay that moves linearly to `to` over `over`, counted from the first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DelayRamp {
+    /// The delay at the ramp's end, held after it.
+    pub to: Duration,
+    /// How long the ramp lasts.
+    pub over: Duration,
 }
 
 /// How to run an origin.
@@ -96,8 +106,11 @@ pub struct OriginConfig {
     pub reset_every: Option<u64>,
     /// Send every body at this many bytes per second.
     pub slow_body_bytes_per_s: Option<u64>,
-    /// Delay every response by this much.
+    /// Delay every response by this much (where a ramp starts, with `delay_ramp`).
     pub delay: Option<Duration>,
+    /// A delay that grows (or shrinks) from `delay` to its end over a time counted from the
+    /// first request, then holds: a server getting slower during a run.
+    pub delay_ramp: Option<DelayRamp>,
     /// Serve TLS (https, ALPN h2 and http/1.1) with this certificate chain and key, both PEM.
     pub tls: Option<TlsIdentity>,
     /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
@@ -158,6 +171,7 @@ impl OriginConfig {
             reset_every: None,
             slow_body_bytes_per_s: None,
             delay: None,
+            delay_ramp: None,
             tls: None,
             reuse_port: false,
             concurrency: None,

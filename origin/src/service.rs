@@ -23,6 +23,8 @@ pub(crate) struct Shared {
     requests: AtomicU64,
     /// `--concurrency`: the requests being served at once, across the server's threads.
     slots: Option<tokio::sync::Semaphore>,
+    /// When the first request came: a ramping delay starts there.
+    first_request: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl Shared {
@@ -31,11 +33,31 @@ impl Shared {
             stats: Stats::default(),
             started: tokio::time::Instant::now(),
             requests: AtomicU64::new(0),
+            first_request: std::sync::OnceLock::new(),
             slots: config
                 .concurrency
                 .map(|n| tokio::sync::Semaphore::new(n.min(tokio::sync::Semaphore::MAX_PERMITS))),
             config,
         }
+    }
+
+    /// The server-wide delay now: fixed, or along its ramp from the first request on.
+    fn delay(&self) -> Option<Duration> {
+        let from = self.config.delay;
+        let Some(ramp) = self.config.delay_ramp else {
+            return from;
+        };
+        let now = std::time::Instant::now();
+        let first = *self.first_request.get_or_init(|| now);
+        let share = if ramp.over.is_zero() {
+            1.0
+        } else {
+            (now.duration_since(first).as_secs_f64() / ramp.over.as_secs_f64()).min(1.0)
+        };
+        let from = from.unwrap_or(Duration::ZERO).as_secs_f64();
+        Some(Duration::from_secs_f64(
+            from + (ramp.to.as_secs_f64() - from) * share,
+        ))
     }
 }
 
@@ -209,7 +231,7 @@ pub(crate) async fn handle(
         None => None,
     };
     wait_out_stall(&shared).await;
-    if let Some(delay) = params.delay.or(config.delay) {
+    if let Some(delay) = params.delay.or_else(|| shared.delay()) {
         precise_sleep(delay).await;
     }
     drop(slot);

@@ -402,4 +402,32 @@ mod faults {
             got.elapsed
         );
     }
+
+    #[tokio::test]
+    async fn a_ramping_delay_grows_from_the_first_request_then_holds() {
+        // From 0 to 80 ms over 1 s from the first request; the clock starts there, not at
+        // the origin's start.
+        let origin = with(|c| {
+            c.delay_ramp = Some(vload_origin::DelayRamp {
+                to: Duration::from_millis(80),
+                over: Duration::from_secs(1),
+            });
+        });
+        tokio::time::sleep(Duration::from_millis(1_500)).await;
+        let first = get(origin.addr(), "/").await;
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        let later = get(origin.addr(), "/").await;
+        assert!(
+            later.elapsed >= Duration::from_millis(80),
+            "held at the end: {:?}",
+            later.elapsed
+        );
+        // Had the ramp started with the origin, the first would have waited 80 ms too.
+        assert!(
+            first.elapsed < later.elapsed,
+            "first {:?}, later {:?}",
+            first.elapsed,
+            later.elapsed
+        );
+    }
 }

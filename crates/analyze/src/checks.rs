@@ -49,11 +49,13 @@ pub(crate) fn comparability(
     cache(&mut checks, hit_ratios);
     for (name, group) in [("A", a), ("B", b)] {
         group_health(&mut checks, name, group);
+        self_checks(&mut checks, name, group);
     }
     run_order(&mut checks, a, b);
     addresses(&mut checks, a, b);
     balance(&mut checks, a, b);
     clients(&mut checks, a, b);
+    checks.sort_by_key(|c| c.severity != Severity::Warning);
     checks
 }
 
@@ -162,6 +164,75 @@ fn group_health(checks: &mut Vec<Check>, name: &str, group: &[RunFile]) {
             format!("{name}: {interrupted} run(s) were interrupted (partial)"),
         );
     }
+}
+
+/// Runs of one group that failed their own checks: not in a steady state or not faithful
+/// to their arrival process (warnings: the figure describes a moving or a different
+/// experiment), or not converged (a note: the spread between runs carries that noise, so
+/// the comparison stays valid but less sensitive).
+fn self_checks(checks: &mut Vec<Check>, name: &str, group: &[RunFile]) {
+    let kinds: [(&str, &str, Severity); 3] = [
+        (
+            "stationarity",
+            "were not in a steady state",
+            Severity::Warning,
+        ),
+        (
+            "arrivals",
+            "did not send the arrivals they planned",
+            Severity::Warning,
+        ),
+        (
+            "convergence",
+            "had figures that did not converge",
+            Severity::Note,
+        ),
+    ];
+    for (prefix, what, severity) in kinds {
+        let failed: Vec<String> = group
+            .iter()
+            .filter_map(|run| {
+                let own;
+                let list = if run.checks.is_empty() {
+                    own = crate::selfcheck::run_checks(run).unwrap_or_default();
+                    &own
+                } else {
+                    &run.checks
+                };
+                let reasons: Vec<&str> = list
+                    .iter()
+                    .filter(|c| {
+                        c.verdict == vload_schema::CheckVerdict::Fail
+                            && (c.name.starts_with(prefix)
+                                || (prefix == "convergence" && c.name == "until_stable"))
+                    })
+                    .map(|c| short_reason(&c.message))
+                    .collect();
+                (!reasons.is_empty()).then(|| format!("{} ({})", run.run_id, reasons.join("; ")))
+            })
+            .collect();
+        if failed.is_empty() {
+            continue;
+        }
+        checks.push(Check {
+            severity,
+            message: format!(
+                "{name}: {} of {} runs {what}: {}",
+                failed.len(),
+                group.len(),
+                failed.join(", ")
+            ),
+        });
+    }
+}
+
+/// A check's message without its verdict prefix and advice: "p50 rose 34% ...".
+fn short_reason(message: &str) -> &str {
+    let body = message
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("not ") || head.starts_with("arrivals not"))
+        .map_or(message, |(_, rest)| rest);
+    body.split(';').next().unwrap_or(body).trim()
 }
 
 /// Group sizes: unbalanced, or too few for a distribution-free test.

@@ -41,6 +41,7 @@ pub mod units;
 pub mod within_run;
 
 pub use compare::{Comparison, compare};
+pub use metric::Metric;
 pub use summary::{LatencySummary, QUANTILES, Summary, samples_needed};
 pub use within_run::within_run;
 

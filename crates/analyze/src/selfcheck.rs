@@ -13,12 +13,17 @@
 //!   (lag-1 autocorrelation at most 0.2).
 //! - **Stationarity**: the least-squares slope of throughput and p50 over the batches; a
 //!   run whose slope is significant (p < 0.01) and moves the figure by more than 10% across
-//!   the window was not in a steady state.
+//!   the window was not in a steady state. The error rate and the hit ratio (when the run
+//!   had errors, or classified responses) compare the window's first third with its last,
+//!   second by second: a rate that moved significantly (p < 0.01) by more than half a
+//!   percentage point (errors) or 5 points (hit ratio) is flagged.
+//! - **Until stable**: with `--until-stable`, whether the p99's interval reached its target
+//!   before `--max-duration`; the convergence checks then judge by that target.
 
-use vload_schema::{Arrival, CheckVerdict, RunCheck, RunFile, SchemaError};
+use vload_schema::{Arrival, CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
 
 use crate::metric::Metric;
-use crate::stats::linear_trend;
+use crate::stats::{linear_trend, welch};
 use crate::units::{duration_ns, percent};
 use crate::within_run::{batched, measured};
 
@@ -51,7 +56,140 @@ pub fn run_checks(run: &RunFile) -> Result<Vec<RunCheck>, SchemaError> {
     for metric in [Metric::Throughput, Metric::P50] {
         checks.push(stationarity(run, metric)?);
     }
+    if run.plan.rate_plan.is_none() {
+        checks.extend(
+            [Metric::ErrorRate, Metric::HitRatio]
+                .map(|m| drift(run, m))
+                .into_iter()
+                .flatten(),
+        );
+    }
+    if let Some(until) = &run.until_stable {
+        checks.push(until_stable(until));
+    }
     Ok(checks)
+}
+
+/// The target of the convergence checks: `--until-stable`'s, or ±5%.
+fn target(run: &RunFile) -> f64 {
+    run.until_stable.map_or(CONVERGED, |u| u.target)
+}
+
+/// Whether `--until-stable` got the p99 within its target before `--max-duration`.
+fn until_stable(u: &UntilStable) -> RunCheck {
+    let width = u.half_width.map_or_else(
+        || "no interval yet".to_owned(),
+        |w| format!("±{:.1}%", w * 100.0),
+    );
+    let target = format!("±{:.1}%", u.target * 100.0);
+    let mut c = match u.converged_after_s {
+        Some(after) => check(
+            "until_stable",
+            CheckVerdict::Pass,
+            format!(
+                "until stable: converged, p99 {width} (target {target}) after {after:.0} s of at most {:.0} s",
+                u.max_duration_s
+            ),
+        ),
+        None => check(
+            "until_stable",
+            CheckVerdict::Fail,
+            format!(
+                "until stable: did not converge in {:.0} s, p99 {width} (target {target}); raise --max-duration, or see what makes the p99 swing (stalls, a trend)",
+                u.max_duration_s
+            ),
+        ),
+    };
+    c.statistic = u.half_width;
+    c
+}
+
+/// A change more than this between the first and last third of the window moves a rate.
+fn drift_floor(metric: Metric) -> f64 {
+    if metric == Metric::ErrorRate {
+        0.005
+    } else {
+        0.05
+    }
+}
+
+/// The error rate or hit ratio of the window's first third against its last, second by
+/// second (Welch's test: seconds, not requests, are the independent units, since errors
+/// and misses come in bursts); `None` when the run has no errors or no classified
+/// responses.
+fn drift(run: &RunFile, metric: Metric) -> Option<RunCheck> {
+    let (key, label) = match metric {
+        Metric::ErrorRate => ("errors", "error rate"),
+        _ => ("hit_ratio", "hit ratio"),
+    };
+    let values: Vec<f64> = measured(run)
+        .iter()
+        .filter_map(|i| {
+            let errors: u64 = i.errors.values().sum();
+            match metric {
+                Metric::ErrorRate => (i.completed > 0).then(|| errors as f64 / i.completed as f64),
+                _ => (i.hits + i.misses > 0).then(|| i.hits as f64 / (i.hits + i.misses) as f64),
+            }
+        })
+        .collect();
+    let relevant = match metric {
+        Metric::ErrorRate => run.totals.error_count() > 0,
+        _ => run.cache.hit + run.cache.miss > 0,
+    };
+    if !relevant {
+        return None;
+    }
+    let name = format!("stationarity:{key}");
+    let third = values.len() / 3;
+    let Some(w) = (third >= 3)
+        .then(|| welch(&values[..third], &values[values.len() - third..], 0.95))
+        .flatten()
+    else {
+        return Some(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{label}: too few measured seconds to compare thirds (9 needed)"),
+        ));
+    };
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, last) = (
+        mean(&values[..third]),
+        mean(&values[values.len() - third..]),
+    );
+    let moved = w.p < ALPHA && w.difference.abs() >= drift_floor(metric);
+    let mut c = check(
+        &name,
+        if moved {
+            CheckVerdict::Fail
+        } else {
+            CheckVerdict::Pass
+        },
+        if moved {
+            format!(
+                "not stationary: {label} {} from {} to {} between the first and last third of the window (p {:.1e}); {}",
+                if w.difference > 0.0 { "rose" } else { "fell" },
+                percent(first),
+                percent(last),
+                w.p,
+                if metric == Metric::ErrorRate {
+                    "the server's health changed during the run"
+                } else {
+                    "a cache still filling (extend --warmup) or being evicted"
+                }
+            )
+        } else {
+            format!(
+                "{label} stationary: {} then {} (first and last third, p {:.2})",
+                percent(first),
+                percent(last),
+                w.p
+            )
+        },
+    );
+    c.statistic = Some(w.difference);
+    c.p_value = Some(w.p);
+    c.interval = Some(w.interval);
+    Some(c)
 }
 
 fn check(name: &str, verdict: CheckVerdict, message: String) -> RunCheck {
@@ -211,7 +349,7 @@ fn convergence(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
     } else {
         duration_ns(value)
     };
-    let verdict = if relative <= CONVERGED {
+    let verdict = if relative <= target(run) {
         CheckVerdict::Pass
     } else {
         CheckVerdict::Fail
@@ -233,7 +371,10 @@ fn convergence(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
                 .map(|r| format!(", lag-1 autocorrelation {r:.2}"))
                 .unwrap_or_default(),
             if verdict == CheckVerdict::Fail {
-                format!(" within ±{:.0}%; run longer", CONVERGED * 100.0)
+                format!(
+                    " within ±{}%; run longer",
+                    (target(run) * 1000.0).round() / 10.0
+                )
             } else {
                 String::new()
             }
@@ -256,11 +397,100 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
         ));
     }
     let seconds = measured(run);
-    // The batch size the throughput's independence called for, at least a second.
-    let size = batched(Metric::Throughput, run)?
-        .map_or(1.0, |b| b.batch_s)
-        .round()
-        .max(1.0) as usize;
+    let Some((size, x, y, trend)) = trend_of(metric, &seconds)? else {
+        return Ok(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{key}: too few measured seconds for a trend (5 batches needed)"),
+        ));
+    };
+    // The change, first third of the window against the last: a figure a reader can take
+    // in, bounded below by -100% whatever the shape of the trend.
+    let third = (y.len() / 3).max(1);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (first, last) = (mean(&y[..third]), mean(&y[y.len() - third..]));
+    let change = if first > 0.0 {
+        (last - first) / first
+    } else {
+        0.0
+    };
+    let large = change.abs() > DRIFT;
+    let verdict = match (large, trend.p < ALPHA) {
+        (true, true) => CheckVerdict::Fail,
+        (true, false) => CheckVerdict::Unknown,
+        _ => CheckVerdict::Pass,
+    };
+    let moved = format!(
+        "{key} {} {:.0}% from the first third of the window to the last (slope p {:.1e})",
+        if change > 0.0 { "rose" } else { "fell" },
+        change.abs() * 100.0,
+        trend.p
+    );
+    let message = match verdict {
+        CheckVerdict::Fail => {
+            format!("not stationary: {moved}; extend --warmup or check the server")
+        }
+        CheckVerdict::Unknown => format!(
+            "stationarity unclear: {moved}, too few independent batches of {size} s to be sure; run longer"
+        ),
+        CheckVerdict::Pass => format!(
+            "{key} stationary: {:+.1}% from the first third of the window to the last (slope p {:.2})",
+            change * 100.0,
+            trend.p
+        ),
+    };
+    let mut c = check(&name, verdict, message);
+    c.statistic = Some(change);
+    c.p_value = Some(trend.p);
+    c.batch_s = Some(size as f64);
+    // The slope's interval as a change across the window, relative to the mean.
+    let span = x.last().unwrap_or(&0.0) - x.first().unwrap_or(&0.0) + size as f64;
+    let across = |slope: f64| slope * span / trend.mean_y.max(f64::MIN_POSITIVE);
+    c.interval = Some((
+        across(trend.slope - trend.half_width),
+        across(trend.slope + trend.half_width),
+    ));
+    Ok(c)
+}
+
+/// Batch size (seconds), batch midpoints, batch values and their least-squares trend.
+type Fitted = (usize, Vec<f64>, Vec<f64>, crate::stats::Trend);
+
+/// The trend of `metric` over the measured seconds, in batches grown (from one second, or
+/// whatever makes 40 batches) until the residuals about the line are nearly independent
+/// (lag-1 autocorrelation at most 0.2), as long as 10 or more batches are left: the slope's
+/// p-value assumes independent residuals, and a trend's own drift is not counted against
+/// them. `None` under 5 batches.
+fn trend_of(
+    metric: Metric,
+    seconds: &[&vload_schema::Interval],
+) -> Result<Option<Fitted>, SchemaError> {
+    let mut size = seconds.len().div_ceil(40).max(1);
+    loop {
+        let (x, y) = series(metric, seconds, size)?;
+        let Some(trend) = (y.len() >= 5).then(|| linear_trend(&x, &y, 0.95)).flatten() else {
+            return Ok(None);
+        };
+        let mean_x = x.iter().sum::<f64>() / x.len() as f64;
+        let residuals: Vec<f64> = x
+            .iter()
+            .zip(&y)
+            .map(|(x, y)| y - trend.mean_y - trend.slope * (x - mean_x))
+            .collect();
+        if crate::stats::lag1_autocorrelation(&residuals) <= 0.2 || y.len() < 10 {
+            return Ok(Some((size, x, y, trend)));
+        }
+        size *= 2;
+    }
+}
+
+/// Whole batches of `size` seconds: their midpoints and values (p50 of the merged
+/// histograms, or successes per second).
+fn series(
+    metric: Metric,
+    seconds: &[&vload_schema::Interval],
+    size: usize,
+) -> Result<(Vec<f64>, Vec<f64>), SchemaError> {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     for (i, batch) in seconds.chunks(size).enumerate() {
         if batch.len() < size {
@@ -272,10 +502,8 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
                 for interval in batch {
                     let h = interval.latency.histogram.decode()?;
                     match &mut merged {
-                        Some(m) => {
-                            // Interval histograms share one layout; a failed add leaves m.
-                            let _ = m.add(&h);
-                        }
+                        // Interval histograms share one layout; a failed add leaves m.
+                        Some(m) => drop(m.add(&h)),
                         None => merged = Some(h),
                     }
                 }
@@ -297,52 +525,7 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
             y.push(v);
         }
     }
-    let Some(trend) = (y.len() >= 5).then(|| linear_trend(&x, &y, 0.95)).flatten() else {
-        return Ok(check(
-            &name,
-            CheckVerdict::Unknown,
-            format!("{key}: too few measured seconds for a trend (5 batches needed)"),
-        ));
-    };
-    let span = x.last().unwrap_or(&0.0) - x.first().unwrap_or(&0.0) + size as f64;
-    let change = if trend.mean_y > 0.0 {
-        trend.slope * span / trend.mean_y
-    } else {
-        0.0
-    };
-    let moved = trend.p < ALPHA && change.abs() > DRIFT;
-    let mut c = check(
-        &name,
-        if moved {
-            CheckVerdict::Fail
-        } else {
-            CheckVerdict::Pass
-        },
-        if moved {
-            format!(
-                "not stationary: {key} {} {:.0}% across the window (slope p {:.1e}); extend --warmup or check the server",
-                if change > 0.0 { "rose" } else { "fell" },
-                change.abs() * 100.0,
-                trend.p
-            )
-        } else {
-            format!(
-                "{key} stationary: {:+.1}% across the window (slope p {:.2})",
-                change * 100.0,
-                trend.p
-            )
-        },
-    );
-    c.statistic = Some(change);
-    c.p_value = Some(trend.p);
-    c.batch_s = Some(size as f64);
-    // The slope's interval as a change across the window, like the statistic.
-    let across = |slope: f64| slope * span / trend.mean_y.max(f64::MIN_POSITIVE);
-    c.interval = Some((
-        across(trend.slope - trend.half_width),
-        across(trend.slope + trend.half_width),
-    ));
-    Ok(c)
+    Ok((x, y))
 }
 
 #[cfg(test)]

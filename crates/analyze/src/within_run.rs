@@ -42,11 +42,18 @@ pub struct Batched {
 /// # Errors
 /// An interval histogram does not decode.
 pub fn batched(metric: Metric, run: &RunFile) -> Result<Option<Batched>, SchemaError> {
-    let measured = measured(run);
+    batched_of(metric, &measured(run))
+}
+
+/// [`batched`] over measured intervals given one by one (a run still going: `--until-stable`).
+///
+/// # Errors
+/// An interval histogram does not decode.
+pub fn batched_of(metric: Metric, measured: &[&Interval]) -> Result<Option<Batched>, SchemaError> {
     if measured.len() < MIN_BATCHES {
         return Ok(None);
     }
-    let mut batches: Vec<Vec<&Interval>> = split(&measured, BATCHES.min(measured.len()));
+    let mut batches: Vec<Vec<&Interval>> = split(measured, BATCHES.min(measured.len()));
     let values = |batches: &[Vec<&Interval>]| {
         batches
             .iter()
@@ -141,8 +148,8 @@ fn bootstrap_quantile(
     batches: &[Vec<&Interval>],
     q: f64,
 ) -> Result<Option<(f64, f64)>, SchemaError> {
-    // Each batch as sorted (value, count) pairs: merging a few thousand pairs per resample is far
-    // cheaper than adding 216 KiB histograms.
+    // Each batch as (value index, count) pairs over the values any batch holds: a resample
+    // then adds counts into one dense array and walks it, instead of merging histograms.
     let mut compact: Vec<Vec<(u64, u64)>> = Vec::with_capacity(batches.len());
     for batch in batches {
         let mut pairs = Vec::new();
@@ -160,29 +167,43 @@ fn bootstrap_quantile(
     if compact.iter().all(Vec::is_empty) {
         return Ok(None);
     }
+    let mut values: Vec<u64> = compact.iter().flatten().map(|(v, _)| *v).collect();
+    values.sort_unstable();
+    values.dedup();
+    let indexed: Vec<Vec<(usize, u64)>> = compact
+        .iter()
+        .map(|pairs| {
+            pairs
+                .iter()
+                .map(|(v, c)| (values.binary_search(v).unwrap_or(0), *c))
+                .collect()
+        })
+        .collect();
     let mut rng = 0x853c_49e6_748f_ea9bu64;
     let mut estimates = Vec::with_capacity(RESAMPLES);
-    let mut pool: Vec<(u64, u64)> = Vec::new();
+    let mut counts = vec![0u64; values.len()];
     for _ in 0..RESAMPLES {
-        pool.clear();
-        for _ in 0..compact.len() {
+        counts.fill(0);
+        let mut total = 0u64;
+        for _ in 0..indexed.len() {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            pool.extend_from_slice(&compact[(rng % compact.len() as u64) as usize]);
+            for (i, c) in &indexed[(rng % indexed.len() as u64) as usize] {
+                counts[*i] += c;
+                total += c;
+            }
         }
-        pool.sort_unstable_by_key(|(v, _)| *v);
-        let total: u64 = pool.iter().map(|(_, c)| c).sum();
         if total == 0 {
             continue;
         }
         let rank = ((q * total as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        if let Some((v, _)) = pool.iter().find(|(_, c)| {
+        if let Some(i) = counts.iter().position(|c| {
             seen += c;
             seen >= rank
         }) {
-            estimates.push(*v as f64);
+            estimates.push(values[i] as f64);
         }
     }
     if estimates.len() < RESAMPLES / 2 {

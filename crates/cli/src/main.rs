@@ -12,6 +12,7 @@ mod parse;
 mod progress;
 mod server;
 mod signals;
+mod stable;
 mod sweep;
 
 use std::io::Write as _;

@@ -160,6 +160,17 @@ pub(crate) fn rates(text: &str) -> Result<Vec<f64>, String> {
 }
 
 /// Durations: `10s`, `500ms`, `2m`, `1h30m`.
+/// A percentage above 0 and at most 100, `5` or `5%`, as a share (0.05).
+pub(crate) fn percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{text}' is not a percentage above 0 and at most 100, e.g. 5 for ±5%"
+        )),
+    }
+}
+
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text.trim()).map_err(|_| {
         format!("invalid duration '{text}': expected a number with a unit, like 10s, 500ms or 2m")

@@ -68,6 +68,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         ),
         sweep: None,
         arrivals: arrivals(&c.summaries),
+        until_stable: None,
         checks: Vec::new(),
         intervals: c.intervals,
         server: None,

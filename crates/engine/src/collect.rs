@@ -304,6 +304,9 @@ impl<'a> State<'a> {
                     .clamp(so_far.histogram.value_at_quantile(0.99))
             }),
         });
+        if let Some(interval) = self.intervals.last() {
+            observer.on_record(interval);
+        }
         warmup
     }
 

@@ -1,5 +1,5 @@
 //! Watching and stopping an attack from outside: [`Observer`] sees every interval,
-//! [`Interrupt`] ends the attack early.
+//! [`Interrupt`] ends the attack early (Ctrl-C) or ends its window now (`--until-stable`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +32,10 @@ pub trait Observer {
     /// Called once per finished interval, in order, on the thread that called `run`.
     fn on_interval(&mut self, progress: &Progress);
 
+    /// Called after [`Observer::on_interval`] with the interval's record as the run file
+    /// will hold it (warm-up intervals included, flagged).
+    fn on_record(&mut self, _interval: &vload_schema::Interval) {}
+
     /// Called when something the user asked for failed without ending the attack (the
     /// interval log could not be written), with one sentence saying what.
     fn on_warning(&mut self, _warning: &str) {}
@@ -42,29 +46,54 @@ impl Observer for () {
     fn on_interval(&mut self, _: &Progress) {}
 }
 
-/// Ends an attack early (Ctrl-C): dispatching stops, in-flight requests get one second,
-/// and `run` returns the results so far with `interrupted: true`.
+/// How far an attack has been told to stop; later states only ever replace earlier ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Stop {
+    /// Not told anything.
+    Running,
+    /// End the measured window now, as if it had been planned to end here: requests due
+    /// until now are settled, in-flight ones get the usual timeout (`--until-stable`).
+    EndWindow,
+    /// Interrupted (Ctrl-C): in-flight requests get one second, the run says it was cut.
+    Interrupt,
+}
+
+/// Ends an attack early: [`Interrupt::trigger`] (Ctrl-C) stops dispatching, gives in-flight
+/// requests one second, and `run` returns the results so far with `interrupted: true`;
+/// [`Interrupt::end_window`] ends the window now as if it had been planned so (the run is
+/// complete, not interrupted).
 #[derive(Debug, Clone)]
-pub struct Interrupt(Arc<watch::Sender<bool>>);
+pub struct Interrupt(Arc<watch::Sender<Stop>>);
 
 impl Interrupt {
     /// A trigger that has not fired.
     pub fn new() -> Self {
-        Interrupt(Arc::new(watch::channel(false).0))
+        Interrupt(Arc::new(watch::channel(Stop::Running).0))
     }
 
     /// Fires the trigger; safe from any thread, any number of times.
     pub fn trigger(&self) {
-        self.0.send_replace(true);
+        self.0.send_replace(Stop::Interrupt);
     }
 
-    /// True once fired.
+    /// Ends the measured window now; an interrupt already fired stays one.
+    pub fn end_window(&self) {
+        self.0.send_if_modified(|stop| {
+            let earlier = *stop == Stop::Running;
+            if earlier {
+                *stop = Stop::EndWindow;
+            }
+            earlier
+        });
+    }
+
+    /// True once interrupted ([`Interrupt::trigger`]); an ended window is not an interrupt.
     pub fn is_triggered(&self) -> bool {
-        *self.0.borrow()
+        *self.0.borrow() == Stop::Interrupt
     }
 
     /// A receiver that sees the trigger fire (each worker holds one).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<bool> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Stop> {
         self.0.subscribe()
     }
 }

@@ -40,6 +40,22 @@ impl ArrivalSample {
     }
 }
 
+/// `--until-stable`: the attack ran until its p99's interval was within ± the target, or to
+/// its longest duration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct UntilStable {
+    /// The target half width of the p99's 95% interval, as a share of the p99 (0.05 = ±5%).
+    pub target: f64,
+    /// The longest the measured window could last, in seconds.
+    pub max_duration_s: f64,
+    /// Measured seconds after which the target was reached and the attack stopped; `None`
+    /// when it never was.
+    pub converged_after_s: Option<f64>,
+    /// The p99 interval's half width (share of the p99) at the last check, if one could be
+    /// made (5 measured seconds are needed).
+    pub half_width: Option<f64>,
+}
+
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -57,7 +73,7 @@ pub enum CheckVerdict {
 pub struct RunCheck {
     /// `arrivals`, `convergence:p50`, `convergence:p99`, `convergence:throughput`,
     /// `stationarity:p50`, `stationarity:throughput`, `stationarity:errors`,
-    /// `stationarity:hit_ratio`.
+    /// `stationarity:hit_ratio`, `until_stable`.
     pub name: String,
     /// The verdict.
     pub verdict: CheckVerdict,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     ArrivalSample, ClientHealth, EncodedHistogram, Moments, Plan, RunCheck, SCHEMA_VERSION,
-    SchemaError, ServerRecord, StageRecord, SweepRecord,
+    SchemaError, ServerRecord, StageRecord, SweepRecord, UntilStable,
 };
 
 /// One attack's results: the root of a run file.
@@ -55,6 +55,9 @@ pub struct RunFile {
     /// Open loop with Poisson arrivals: a bounded sample of the achieved inter-send gaps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<ArrivalSample>,
+    /// `--until-stable`: its target and whether the run reached it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_stable: Option<UntilStable>,
     /// The run's checks of itself (arrival fidelity, convergence, stationarity).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<RunCheck>,

@@ -170,6 +170,18 @@ impl RunFile {
                 ));
             }
         }
+        if let Some(u) = &self.until_stable {
+            if !(u.target > 0.0 && u.target <= 1.0) {
+                return Err(invalid("until_stable.target", "not a share in (0, 1]"));
+            }
+            seconds("until_stable.max_duration_s", u.max_duration_s)?;
+            if let Some(after) = u.converged_after_s {
+                seconds("until_stable.converged_after_s", after)?;
+            }
+            if let Some(w) = u.half_width {
+                finite("until_stable.half_width", w)?;
+            }
+        }
         if self.checks.len() > 64 {
             return Err(invalid("checks", "more than 64 checks"));
         }
@@ -178,12 +190,24 @@ impl RunFile {
             if c.message.len() > 1_000 || c.name.len() > 100 {
                 return Err(invalid(field, "name or message too long"));
             }
-            for v in [c.statistic, c.p_value, c.batch_s]
+            // A statistic or an interval may be negative (a change that fell); a p-value is
+            // a probability, a batch a length.
+            for v in c
+                .statistic
                 .into_iter()
-                .flatten()
                 .chain(c.interval.into_iter().flat_map(|(a, b)| [a, b]))
             {
-                finite(&field, v)?;
+                if !v.is_finite() {
+                    return Err(invalid(&field, format!("{v} is not a finite number")));
+                }
+            }
+            if let Some(p) = c.p_value
+                && !(0.0..=1.0).contains(&p)
+            {
+                return Err(invalid(&field, format!("p-value {p} is not in [0, 1]")));
+            }
+            if let Some(b) = c.batch_s {
+                seconds(&field, b)?;
             }
         }
         Ok(())

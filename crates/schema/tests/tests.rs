@@ -164,6 +164,7 @@ mod golden {
             stages: Vec::new(),
             sweep: None,
             arrivals: None,
+            until_stable: None,
             checks: Vec::new(),
         }
     }
@@ -241,7 +242,9 @@ mod golden {
 mod bad_input {
     use std::collections::BTreeMap;
 
-    use vload_schema::{ErrorKind, RunFile, SchemaError, StageRecord};
+    use vload_schema::{
+        CheckVerdict, ErrorKind, RunCheck, RunFile, SchemaError, StageRecord, UntilStable,
+    };
 
     use super::golden::sample_run;
 
@@ -328,5 +331,44 @@ mod bad_input {
             },
             "stages[0].start_s",
         );
+    }
+
+    /// A change that fell is negative, and so is the low end of its interval: such checks
+    /// are read back; a p-value outside [0, 1] and an until-stable target of 0 are not.
+    #[test]
+    fn checks_round_trip_with_negative_changes_and_refuse_nonsense() {
+        let mut run = sample_run();
+        let check = RunCheck {
+            name: "stationarity:throughput".into(),
+            verdict: CheckVerdict::Fail,
+            statistic: Some(-0.79),
+            p_value: Some(0.001),
+            interval: Some((-1.2, -0.4)),
+            batch_s: Some(2.0),
+            message: "not stationary: throughput fell 79%".into(),
+        };
+        run.checks = vec![check.clone()];
+        run.until_stable = Some(UntilStable {
+            target: 0.05,
+            max_duration_s: 30.0,
+            converged_after_s: Some(12.0),
+            half_width: Some(0.04),
+        });
+        let back = RunFile::from_json(&run.to_json()).unwrap();
+        assert_eq!(
+            (back.checks, back.until_stable),
+            (run.checks.clone(), run.until_stable)
+        );
+        let mut bad = run.clone();
+        bad.checks[0].p_value = Some(2.0);
+        let err = RunFile::from_json(&bad.to_json()).unwrap_err().to_string();
+        assert!(
+            err.contains("checks[0]") && err.contains("p-value"),
+            "{err}"
+        );
+        let mut bad = run.clone();
+        bad.until_stable.as_mut().unwrap().target = 0.0;
+        let err = RunFile::from_json(&bad.to_json()).unwrap_err().to_string();
+        assert!(err.contains("until_stable.target"), "{err}");
     }
 }

@@ -4,6 +4,7 @@ mod formats;
 mod merge;
 mod order;
 mod plot;
+mod selfcheck;
 mod server;
 mod sweeps;
 mod util;

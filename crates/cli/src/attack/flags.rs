@@ -61,6 +61,9 @@ pub(crate) enum PickArg {
 const DEFAULT_CONNECTIONS: u32 = 50;
 const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// `--until-stable` stops no earlier than this many measured seconds: ten one-second batches
+/// are the fewest whose independence (lag-1 autocorrelation) can be judged and acted on.
+pub(crate) const MIN_STABLE: Duration = Duration::from_secs(10);
 /// More worker threads than this helps no machine (one per core is the most that does).
 const MAX_THREADS: u32 = 1024;
 /// HTTP/2 servers allow 100 to 1,000 streams on a connection (SETTINGS_MAX_CONCURRENT_STREAMS);
@@ -98,6 +101,14 @@ pub(crate) struct LoadArgs {
     /// Total requests to send, warm-up included (default: unbounded, stop by duration).
     #[arg(short = 'n', long)]
     pub(crate) requests: Option<u64>,
+    /// Run until the p99's 95% interval is within ±PCT% of it (e.g. 5), checked once a second
+    /// from 10 measured seconds on, for at most --max-duration; the report says whether it
+    /// converged (default: run for -d).
+    #[arg(long, value_name = "PCT", value_parser = parse::percent, requires = "max_duration", conflicts_with_all = ["duration", "requests", "shard"])]
+    pub(crate) until_stable: Option<f64>,
+    /// The longest --until-stable measures, after the warm-up, e.g. 2m.
+    #[arg(long, value_parser = parse::duration, requires = "until_stable")]
+    pub(crate) max_duration: Option<Duration>,
     /// Warm-up before the measured window, recorded in intervals but excluded from results (default: 0s).
     #[arg(long, value_parser = parse::duration, default_value = "0s")]
     pub(crate) warmup: Duration,
@@ -191,7 +202,11 @@ impl LoadArgs {
         if passes.is_some() && self.requests.is_some() {
             bail!("--passes and -n/--requests both count requests: give one of them");
         }
+        if let Some(max) = self.max_duration {
+            self.check_until_stable(max, passes)?;
+        }
         let duration = match (&self.rate, self.duration, self.requests, passes) {
+            _ if self.max_duration.is_some() => self.max_duration,
             (Some(Rate::Plan(plan)), ..) => plan.duration(),
             (_, None, None, None) => Some(DEFAULT_DURATION),
             (_, d, _, _) => d,
@@ -200,6 +215,27 @@ impl LoadArgs {
             duration,
             requests: self.requests,
         })
+    }
+
+    /// `--until-stable` judges a steady load from [`MIN_STABLE`] measured seconds on.
+    fn check_until_stable(&self, max: Duration, passes: Option<u64>) -> anyhow::Result<()> {
+        if matches!(self.rate, Some(Rate::Plan(_))) {
+            bail!(
+                "--until-stable waits for a steady load, and a rate plan changes it by design: give one --rate"
+            );
+        }
+        if passes.is_some() {
+            bail!("--passes ends the attack after its walks: drop it, or --until-stable");
+        }
+        if max < MIN_STABLE {
+            bail!(
+                "--max-duration {} is too short for --until-stable, which judges from {} measured seconds on: give at least {}s",
+                humantime::format_duration(max),
+                MIN_STABLE.as_secs(),
+                MIN_STABLE.as_secs()
+            );
+        }
+        whole_seconds("--max-duration", max)
     }
 
     /// Worker threads: as asked, or the default for where the load goes.

@@ -14,6 +14,7 @@ pub(crate) use args::AttackArgs;
 use crate::output::Destination;
 use crate::progress::ProgressLine;
 use crate::server::watch::ServerWatch;
+use crate::stable::StableWatch;
 
 /// What `vload attack` did: the run, where it goes, and the signal that ended it early.
 pub(crate) struct Attack {
@@ -127,14 +128,20 @@ impl Session {
             ProgressLine::new(!args.output.no_progress && std::io::stderr().is_terminal());
         // The server's counters before anything is sent: a wrong name fails here, not after.
         let mut watch = ServerWatch::start(&args.server, &plan)?;
+        let mut stable = args
+            .load
+            .until_stable
+            .zip(args.load.max_duration)
+            .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
         let result = vload_engine::run(
             plan,
-            &mut Observers(&mut progress, &mut watch),
+            &mut Observers(&mut progress, &mut watch, stable.as_mut()),
             &self.interrupt,
         );
         progress.clear();
         let mut run = result?;
         watch.finish(&mut run);
+        run.until_stable = stable.map(|s| s.record());
         Ok(run)
     }
 
@@ -163,8 +170,12 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
     })
 }
 
-/// Two observers of one attack.
-struct Observers<'a>(&'a mut ProgressLine, &'a mut ServerWatch);
+/// The observers of one attack.
+struct Observers<'a>(
+    &'a mut ProgressLine,
+    &'a mut ServerWatch,
+    Option<&'a mut StableWatch>,
+);
 
 impl Observer for Observers<'_> {
     #[allow(
@@ -179,6 +190,12 @@ impl Observer for Observers<'_> {
     fn on_interval(&mut self, p: &Progress) {
         self.1.on_interval(p);
         self.0.on_interval(p);
+    }
+
+    fn on_record(&mut self, interval: &vload_schema::Interval) {
+        if let Some(stable) = &mut self.2 {
+            stable.on_record(interval);
+        }
     }
 }
 

@@ -173,6 +173,8 @@ impl SweepArgs {
                 max_connections: s.max_connections,
                 duration: Some(self.stage_for(rate)),
                 requests: None,
+                until_stable: None,
+                max_duration: None,
                 warmup: s.warmup,
                 threads: s.threads,
                 shard: None,

@@ -1,23 +1,9 @@
 //! #17: numbers that stay true at the edges.
 use std::os::unix::fs::FileTypeExt as _;
 use std::os::unix::process::CommandExt as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::util::*;
-
-fn wait(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("vload did not stop within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// See #17, case 1: a vegeta user's `--targets FILE` without a URL attacked the built-in
 /// origin, and the real server got nothing while the report said 100% success.

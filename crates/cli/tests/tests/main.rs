@@ -4,6 +4,7 @@ mod attack;
 mod bad_input;
 mod edges;
 mod origin_command;
+mod selfcheck;
 mod shards;
 mod sweep;
 mod util;

@@ -27,6 +27,7 @@ use tokio::sync::watch;
 use vload_schema::ErrorKind;
 use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
 
+use crate::observe::Stop;
 use crate::plan::AttackPlan;
 use crate::record::IntervalStats;
 use crate::schedule::Schedule;
@@ -86,7 +87,7 @@ pub(crate) struct WorkerSetup {
         rustls::pki_types::ServerName<'static>,
     )>,
     pub(crate) to_collector: mpsc::Sender<WorkerMsg>,
-    pub(crate) interrupt: watch::Receiver<bool>,
+    pub(crate) interrupt: watch::Receiver<Stop>,
 }
 
 thread_local! {
@@ -155,7 +156,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
     // A Ctrl-C while waiting for --start-at ends the wait; the clock below then stops at once.
     tokio::select! {
         () = tokio::time::sleep_until(setup.t0.into()) => {}
-        Ok(_) = interrupt.wait_for(|on| *on) => {}
+        Ok(_) = interrupt.wait_for(|stop| *stop != Stop::Running) => {}
     }
     tokio::task::spawn_local(hiccup_probe(worker.clone()));
     serve::start(&worker, setup.connections);
@@ -195,13 +196,13 @@ impl Clock {
         &self,
         worker: &Rc<Worker>,
         to_collector: &mpsc::Sender<WorkerMsg>,
-        mut interrupt: watch::Receiver<bool>,
+        mut interrupt: watch::Receiver<Stop>,
     ) -> (u32, Option<Instant>) {
         let far = self.t0 + Duration::from_secs(86_400 * 365 * 2);
         let (mut index, mut tick) = (0u32, self.t0 + Duration::from_secs(1));
         let mut grace: Option<Instant> = None;
         let mut attack_end: Option<Instant> = None;
-        let mut interrupted = false;
+        let mut seen = Stop::Running;
         loop {
             tokio::select! {
                 biased;
@@ -213,29 +214,49 @@ impl Clock {
                     tick += Duration::from_secs(1);
                 }
                 () = tokio::time::sleep_until(self.end.unwrap_or(far).into()), if self.end.is_some() && grace.is_none() => {
-                    let (end, now) = (self.end.expect("guarded"), Instant::now());
+                    let end = self.end.expect("guarded");
                     // The window ends at its planned end, however late this thread noticed it.
-                    attack_end = Some(end.min(now));
-                    // The open loop settles what fell due in the window.
-                    serve::dispatch_due(worker, now);
-                    worker.begin_stop();
-                    grace = Some(Instant::now() + self.timeout + END_GRACE);
+                    self.end_window(worker, end, &mut attack_end, &mut grace);
                 }
                 // Resolves at once if Ctrl-C came before the workers started.
-                triggered = interrupt.wait_for(|on| *on), if !interrupted => {
-                    interrupted = true;
-                    if triggered.is_ok() {
-                        let now = Instant::now();
-                        attack_end.get_or_insert(now);
-                        worker.begin_stop();
-                        let limit = now + INTERRUPT_GRACE;
-                        grace = Some(grace.map_or(limit, |g| g.min(limit)));
+                stop = interrupt.wait_for(|stop| *stop > seen), if seen != Stop::Interrupt => {
+                    // A dropped sender is read as an interrupt: nobody can end the run else.
+                    seen = stop.map_or(Stop::Interrupt, |stop| *stop);
+                    let now = Instant::now();
+                    match seen {
+                        Stop::EndWindow if grace.is_none() => {
+                            self.end_window(worker, now, &mut attack_end, &mut grace);
+                        }
+                        Stop::Interrupt => {
+                            attack_end.get_or_insert(now);
+                            worker.begin_stop();
+                            let limit = now + INTERRUPT_GRACE;
+                            grace = Some(grace.map_or(limit, |g| g.min(limit)));
+                        }
+                        _ => {}
                     }
                 }
                 () = tokio::time::sleep_until(grace.unwrap_or(far).into()), if grace.is_some() => break,
             }
         }
         (index, attack_end)
+    }
+
+    /// Ends the window at `end` (planned, or now): the open loop settles what fell due in
+    /// it, nothing more is sent, and in-flight requests get the request timeout.
+    fn end_window(
+        &self,
+        worker: &Rc<Worker>,
+        end: Instant,
+        attack_end: &mut Option<Instant>,
+        grace: &mut Option<Instant>,
+    ) {
+        let now = Instant::now();
+        *attack_end = Some(end.min(now));
+        worker.end_window(end);
+        serve::dispatch_due(worker, now);
+        worker.begin_stop();
+        *grace = Some(Instant::now() + self.timeout + END_GRACE);
     }
 }
 

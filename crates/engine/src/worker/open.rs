@@ -138,6 +138,14 @@ impl Open {
             .map(Reservoir::into_parts)
     }
 
+    /// The window ends at `at` if that is earlier than planned: what falls due after it is
+    /// not sent, what fell due before it and is not out yet is counted as never sent.
+    pub(super) fn end_at(&self, at: Instant) {
+        if let Some(d) = self.dispatch.borrow_mut().as_mut() {
+            d.end = Some(d.end.map_or(at, |end| end.min(at)));
+        }
+    }
+
     /// The attack is stopping: no more dispatches; idle connections close.
     pub(super) fn stop(&self) {
         self.dispatch_done.set(true);

@@ -215,6 +215,14 @@ impl Worker {
         }
     }
 
+    /// The window ends at `at` (no later than planned): the open loop sends nothing due
+    /// after it.
+    pub(super) fn end_window(&self, at: Instant) {
+        if let Some(open) = self.open() {
+            open.end_at(at);
+        }
+    }
+
     /// Closes connections idle too long (open loop).
     pub(super) fn reap_idle(&self, now: Instant) {
         if let Some(open) = self.open() {
