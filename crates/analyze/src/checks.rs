@@ -232,7 +232,13 @@ fn short_reason(message: &str) -> &str {
         .split_once(": ")
         .filter(|(head, _)| head.starts_with("not ") || head.starts_with("arrivals not"))
         .map_or(message, |(_, rest)| rest);
-    body.split(';').next().unwrap_or(body).trim()
+    let body = body.split(';').next().unwrap_or(body);
+    // A convergence line, "p99 2.46 ms ±5.4% (95%, 6 batches of 1 s): not converged ...",
+    // says enough by its figure and interval.
+    match body.split_once(" (95%") {
+        Some((figure, _)) if body.contains("not converged") => figure.trim(),
+        _ => body.trim(),
+    }
 }
 
 /// Group sizes: unbalanced, or too few for a distribution-free test.
