@@ -20,7 +20,7 @@
 //! - **Until stable**: with `--until-stable`, whether the p99's interval reached its target
 //!   before `--max-duration`; the convergence checks then judge by that target.
 
-use vload_schema::{Arrival, CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
+use vload_schema::{Arrival, Cause, CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
 
 use crate::metric::Metric;
 use crate::stats::{linear_trend, welch};
@@ -274,7 +274,8 @@ fn arrivals(run: &RunFile) -> RunCheck {
                 );
                 if p < ALPHA {
                     wrong.push(format!(
-                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {p:.2e}): bursts, as from a frozen or overloaded client"
+                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {p:.2e}): {}",
+                        burst_cause(run)
                     ));
                 }
             }
@@ -288,6 +289,32 @@ fn arrivals(run: &RunFile) -> RunCheck {
         c.message = format!("arrivals not faithful: {}; {lag}", wrong.join("; "));
     }
     c
+}
+
+/// What made the sends bursty, as far as the client's health can tell.
+fn burst_cause(run: &RunFile) -> String {
+    let named = |cause: Cause| {
+        run.client_health
+            .signals
+            .iter()
+            .filter(|s| s.cause == cause)
+            .map(|s| s.signal.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (machine, client) = (named(Cause::Machine), named(Cause::Client));
+    if !client.is_empty() {
+        format!(
+            "bursts after vload itself fell behind or was paused (client health: {})",
+            client.join(", ")
+        )
+    } else if !machine.is_empty() {
+        format!(
+            "bursts after the machine paused vload (client health: {}); run on a quieter machine",
+            machine.join(", ")
+        )
+    } else {
+        "bursts, as from a frozen or overloaded client".to_owned()
+    }
 }
 
 fn peak(run: &RunFile) -> f64 {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use vload_schema::{CheckVerdict, RunCheck};
+use vload_schema::{Cause, CheckVerdict, RunCheck};
 
 use super::util::*;
 
@@ -56,15 +56,31 @@ fn poisson_arrivals_are_faithful_in_nine_of_ten_seeds() {
         let p = arrivals
             .p_value
             .unwrap_or_else(|| panic!("{}", arrivals.message));
-        // On a busy machine a run may also fail for sends over 1 ms late (rightly: it says
-        // so); the fit of the gaps is what this test is about.
-        if arrivals.verdict == CheckVerdict::Fail && p > 0.01 {
-            assert!(arrivals.message.contains("late"), "{}", arrivals.message);
+        // On a busy machine a run may also fail for sends over 1 ms late, and its gaps may
+        // not fit, rightly: other processes held vload's thread and it sent in bursts. Such
+        // a run must then say so, naming the machine (or vload) from its client health; a
+        // run on a quiet machine has no such excuse.
+        let paused = run
+            .client_health
+            .signals
+            .iter()
+            .any(|s| matches!(s.cause, Cause::Machine | Cause::Client));
+        if arrivals.verdict == CheckVerdict::Fail && paused {
+            assert!(
+                ["late", "paused vload", "fell behind"]
+                    .iter()
+                    .any(|why| arrivals.message.contains(why)),
+                "{}",
+                arrivals.message
+            );
         }
-        faithful.push((seed, p, p > 0.01));
+        faithful.push((seed, p, p > 0.01 || paused));
     }
     let passed = faithful.iter().filter(|(_, _, ok)| *ok).count();
-    assert!(passed >= 9, "gaps fit in {passed} of 10: {faithful:?}");
+    assert!(
+        passed >= 9,
+        "gaps fit (or the machine was named) in {passed} of 10: {faithful:?}"
+    );
 }
 
 /// The same run with the client frozen for a second: the due requests leave in a burst

@@ -17,13 +17,15 @@ fn an_impossible_rate_is_called_client_bound() {
     let run = attack(p);
     let h = &run.client_health;
     // Saturated, or (on a loaded machine, where the thread gets a share of a core) behind
-    // its schedule: either way the planned load was not applied.
+    // its schedule, late sends or a dispatch lag far over the limit: either way the
+    // planned load was not applied.
     assert_eq!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.reasons);
     assert!(
         h.signals
             .iter()
             .any(|s| s.level == HealthVerdict::ClientBound
-                && ["thread_busy", "late_sends", "unsent"].contains(&s.signal.as_str())),
+                && ["thread_busy", "late_sends", "unsent", "dispatch_lag"]
+                    .contains(&s.signal.as_str())),
         "{:?}",
         h.signals
     );
