@@ -30,7 +30,9 @@ pub struct LatencySummary {
     pub mean_ns: Option<f64>,
     /// Exact sample standard deviation in ns.
     pub stdev_ns: Option<f64>,
-    /// Quantiles (name, value in ns); `None` where too few samples support it.
+    /// Quantiles (name, value in ns); `None` where too few samples support it. In JSON each
+    /// is a key of its own with its unit, `p99_ns`, `p99_9_ns`, so `jq .latency.p99_ns` works.
+    #[serde(flatten, serialize_with = "keyed_ns")]
     pub quantiles: Vec<(String, Option<u64>)>,
     /// Exact maximum in ns.
     pub max_ns: Option<u64>,
@@ -70,4 +72,17 @@ impl LatencySummary {
             .find(|(n, _)| n == name)
             .and_then(|(_, v)| *v)
     }
+}
+
+/// Quantiles as `{"p50_ns": 1234, "p99_9_ns": null}`.
+fn keyed_ns<S: serde::Serializer>(
+    quantiles: &[(String, Option<u64>)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap as _;
+    let mut map = serializer.serialize_map(Some(quantiles.len()))?;
+    for (name, value) in quantiles {
+        map.serialize_entry(&format!("{}_ns", name.replace('.', "_")), value)?;
+    }
+    map.end()
 }

@@ -37,6 +37,7 @@ pub mod staged;
 pub mod stats;
 mod summary;
 pub mod sweep;
+pub mod thresholds;
 pub mod units;
 pub mod within_run;
 

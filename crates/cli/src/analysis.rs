@@ -38,7 +38,7 @@ pub(crate) enum CompareFormat {
 /// Print one run, or the exact merge of several (shards, machines).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportArgs {
-    /// Run files written by `vload attack -o`.
+    /// Run files written by `vload attack -o`; `-` reads one from standard input.
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
     /// Output format (default: text).
@@ -50,6 +50,10 @@ pub(crate) struct ReportArgs {
     /// Also write the merged run file here, e.g. to compare sharded attacks (default: none).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
+    /// Exit 1 when the run crosses a threshold, e.g. 'p99>10ms,errors>0.1%,rate<9000', as
+    /// `vload attack --fail-if` does (default: none).
+    #[arg(long, value_name = "TERMS", value_parser = crate::parse::fail_if)]
+    pub(crate) fail_if: Option<crate::attack::flags::FailIf>,
 }
 
 /// Compare two runs or two groups of runs, metric by metric, with honest statistics.
@@ -165,7 +169,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         ReportFormat::Wrk => render::report::wrk::render(&run)?,
     };
     print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    crate::thresholds(&run, args.fail_if.as_ref())
 }
 
 /// The two groups, named.

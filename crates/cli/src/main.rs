@@ -15,7 +15,7 @@ mod signals;
 mod stable;
 mod sweep;
 
-use std::io::Write as _;
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -111,7 +111,31 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     {
         return Err(error);
     }
+    if code == ExitCode::SUCCESS {
+        return thresholds(&run, args.output.fail_if.as_ref());
+    }
     Ok(code)
+}
+
+/// `--fail-if`: one line on stderr per threshold the run crossed, and exit 1; a line saying
+/// they held otherwise, so a CI log shows what was checked.
+fn thresholds(
+    run: &vload_schema::RunFile,
+    fail_if: Option<&attack::flags::FailIf>,
+) -> anyhow::Result<ExitCode> {
+    let Some(attack::flags::FailIf(terms)) = fail_if else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let breaches = vload_analyze::thresholds::breaches(terms, run).context("checking --fail-if")?;
+    if breaches.is_empty() {
+        let all: Vec<String> = terms.iter().map(|t| t.text()).collect();
+        eprintln!("vload: thresholds held: none of {} crossed", all.join(", "));
+        return Ok(ExitCode::SUCCESS);
+    }
+    for breach in &breaches {
+        eprintln!("vload: threshold crossed: {}", breach.message);
+    }
+    Ok(ExitCode::from(1))
 }
 
 /// Prints the report, then writes the run file: the report first and always, so whatever
@@ -123,7 +147,12 @@ fn report_and_save(
 ) -> anyhow::Result<ExitCode> {
     let summary = vload_analyze::Summary::of(run).context("summarising the run")?;
     let report = vload_analyze::render::report::text::render(&summary);
-    let printed = print_stdout(&report);
+    // With `-o -` the run file takes stdout, and the report goes to stderr.
+    let printed = if output.is_some_and(|o| *o == output::Destination::Stdout) {
+        print_to(&mut std::io::stderr().lock(), &report)
+    } else {
+        print_to(&mut std::io::stdout().lock(), &report)
+    };
     if let Some(destination) = output
         && !save_run(destination, run)
     {
@@ -156,8 +185,7 @@ fn no_response(run: &vload_schema::RunFile) -> Option<anyhow::Error> {
     ))
 }
 
-fn print_stdout(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+fn print_to(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
     out.write_all(vload_analyze::units::clean_lines(text).as_bytes())?;
     out.flush()
 }

@@ -25,6 +25,8 @@ pub(crate) enum Destination {
     File(PathBuf),
     /// A FIFO or character device, written in place.
     Stream(PathBuf),
+    /// `-`: standard output (the report then goes to stderr).
+    Stdout,
 }
 
 impl Destination {
@@ -32,6 +34,7 @@ impl Destination {
     pub(crate) fn path(&self) -> &Path {
         match self {
             Destination::File(p) | Destination::Stream(p) => p,
+            Destination::Stdout => Path::new("standard output"),
         }
     }
 }
@@ -46,6 +49,9 @@ const MAX_LINKS: usize = 40;
 /// The path is a directory or another kind of file vload must not replace, a link loop, or
 /// its directory cannot be written.
 pub(crate) fn check(path: &Path, what: &str) -> anyhow::Result<Destination> {
+    if path == Path::new("-") {
+        return Ok(Destination::Stdout);
+    }
     let target =
         follow_links(path).with_context(|| format!("cannot write {what} '{}'", path.display()))?;
     let kind = match std::fs::metadata(&target) {
@@ -107,6 +113,12 @@ fn follow_links(path: &Path) -> anyhow::Result<PathBuf> {
 pub(crate) fn write(destination: &Destination, text: &str, what: &str) -> anyhow::Result<()> {
     let fail = |path: &Path| format!("cannot write {what} '{}'", path.display());
     match destination {
+        Destination::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .with_context(|| format!("cannot write {what} to standard output"))
+        }
         Destination::Stream(path) => {
             let mut out = OpenOptions::new()
                 .write(true)
@@ -164,6 +176,20 @@ pub(crate) fn rescue(text: &str, run_id: &str) -> Result<PathBuf, Vec<String>> {
 /// "--body-file"). A larger file (a disk image given by mistake) is refused, not read.
 pub(crate) fn read_bounded(path: &Path, max: u64, what: &str) -> anyhow::Result<Vec<u8>> {
     use std::io::Read as _;
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read {what} from standard input"))?;
+        if bytes.len() as u64 > max {
+            bail!(
+                "{what} on standard input is more than vload reads ({max} bytes): is it the right file?"
+            );
+        }
+        return Ok(bytes);
+    }
     let cannot = || format!("cannot read {what} '{}'", path.display());
     let file = File::open(path).with_context(cannot)?;
     let size = file.metadata().with_context(cannot)?.len();

@@ -160,6 +160,11 @@ pub(crate) fn rates(text: &str) -> Result<Vec<f64>, String> {
 }
 
 /// Durations: `10s`, `500ms`, `2m`, `1h30m`.
+/// `--fail-if` terms.
+pub(crate) fn fail_if(text: &str) -> Result<crate::attack::flags::FailIf, String> {
+    vload_analyze::thresholds::parse(text).map(crate::attack::flags::FailIf)
+}
+
 /// A percentage above 0 and at most 100, `5` or `5%`, as a share (0.05).
 pub(crate) fn percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%').trim();

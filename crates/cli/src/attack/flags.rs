@@ -549,7 +549,7 @@ impl ConnectionArgs {
 /// Where the results go.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct OutputArgs {
-    /// Write the run file (JSON) here: atomically for a file, in place for a FIFO or device (default: none).
+    /// Write the run file (JSON) here: atomically for a file, in place for a FIFO or device, `-` for stdout (the report then goes to stderr) (default: none).
     #[arg(short = 'o', long)]
     pub(crate) output: Option<PathBuf>,
     /// Label stored in the run file, e.g. x86_64 (default: none).
@@ -561,7 +561,16 @@ pub(crate) struct OutputArgs {
     /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+    /// Exit 1 when the run crosses a threshold, for CI: e.g. 'p99>10ms,errors>0.1%,rate<9000'
+    /// (p50, p90, p99, p99.9, mean, max of the run's latency; errors; rate in successful
+    /// responses/s); one line per breach after the report (default: none).
+    #[arg(long, value_name = "TERMS", value_parser = crate::parse::fail_if)]
+    pub(crate) fail_if: Option<FailIf>,
 }
+
+/// `--fail-if` terms.
+#[derive(Debug, Clone)]
+pub(crate) struct FailIf(pub(crate) Vec<vload_analyze::thresholds::Threshold>);
 
 /// The server's own account of the run.
 #[derive(Debug, Clone, clap::Args)]

@@ -94,6 +94,11 @@ impl SweepArgs {
     /// the steps are too short to measure.
     pub(crate) fn check(&self) -> anyhow::Result<()> {
         let s = &self.sweep;
+        if self.output.fail_if.is_some() {
+            bail!(
+                "--fail-if judges one run, and a sweep runs one per step, each held to --slo: drop it, and use --slo"
+            );
+        }
         if self.output.hlog.is_some() {
             bail!("--hlog records one run, and a sweep runs one per step: drop it");
         }
@@ -192,6 +197,7 @@ impl SweepArgs {
                 label: self.output.label.clone(),
                 hlog: None,
                 no_progress: self.output.no_progress,
+                fail_if: None,
             },
             server: self.server.clone(),
         }

@@ -2,6 +2,7 @@
 mod analysis;
 mod attack;
 mod bad_input;
+mod ci;
 mod edges;
 mod origin_command;
 mod selfcheck;

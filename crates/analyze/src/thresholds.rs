@@ -1,0 +1,298 @@
+//! `--fail-if`: thresholds a run must not cross, k6-style, for CI: `p99>10ms,errors>0.1%,rate<9000`.
+//!
+//! Each term names a metric, a comparison and a limit; the run *fails* a term when the
+//! comparison holds. Latencies are the run's own latency (response time from the intended
+//! send in an open loop, service time in a closed loop), and every breach says which.
+
+use vload_schema::{LatencyKind, RunFile, SchemaError};
+
+use crate::units::{duration_ns, percent, rate};
+
+/// What a term bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// A latency quantile (0.5, 0.9, 0.99, 0.999) of the run's latency.
+    Quantile(Quantile),
+    /// The mean latency.
+    Mean,
+    /// The largest latency.
+    Max,
+    /// Share of requests that failed, were due and never sent, or got a 5xx.
+    Errors,
+    /// Successful responses (2xx, 3xx) per second over the measured window.
+    Rate,
+}
+
+/// The quantiles a term can bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantile {
+    /// p50.
+    P50,
+    /// p90.
+    P90,
+    /// p99.
+    P99,
+    /// p99.9.
+    P999,
+}
+
+impl Quantile {
+    fn q(self) -> f64 {
+        match self {
+            Quantile::P50 => 0.5,
+            Quantile::P90 => 0.9,
+            Quantile::P99 => 0.99,
+            Quantile::P999 => 0.999,
+        }
+    }
+}
+
+/// How a term compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `>`.
+    Above,
+    /// `>=`.
+    AtLeast,
+    /// `<`.
+    Below,
+    /// `<=`.
+    AtMost,
+}
+
+impl Op {
+    fn holds(self, value: f64, limit: f64) -> bool {
+        match self {
+            Op::Above => value > limit,
+            Op::AtLeast => value >= limit,
+            Op::Below => value < limit,
+            Op::AtMost => value <= limit,
+        }
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Op::Above => ">",
+            Op::AtLeast => ">=",
+            Op::Below => "<",
+            Op::AtMost => "<=",
+        }
+    }
+}
+
+/// One threshold: fail when `measure op limit` holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Threshold {
+    /// What it bounds.
+    pub measure: Measure,
+    /// The comparison that fails the run.
+    pub op: Op,
+    /// The limit: ns for latencies, a share for errors, per second for rate.
+    pub limit: f64,
+    name: &'static str,
+}
+
+impl Threshold {
+    /// The term as written, normalised: `p99>10.00 ms`.
+    pub fn text(&self) -> String {
+        format!("{}{}{}", self.name, self.op.text(), self.show(self.limit))
+    }
+
+    fn show(&self, v: f64) -> String {
+        match self.measure {
+            Measure::Errors => percent(v),
+            Measure::Rate => rate(v),
+            _ => duration_ns(v),
+        }
+    }
+}
+
+const SHAPE: &str = "expected terms like p99>10ms,errors>0.1%,rate<9000 (metrics p50, p90, p99, p99.9, mean, max, errors, rate; comparisons >, >=, <, <=)";
+
+/// Parses `p99>10ms,errors>0.1%,rate<9000`.
+///
+/// # Errors
+/// One line naming the term and what was expected.
+pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
+    let mut terms = Vec::new();
+    for term in text.split(',').map(str::trim) {
+        let at = term
+            .find(['<', '>'])
+            .ok_or_else(|| format!("--fail-if term '{term}' has no comparison: {SHAPE}"))?;
+        let (name, rest) = term.split_at(at);
+        let (op, limit) = match rest.as_bytes() {
+            [b'>', b'=', ..] => (Op::AtLeast, &rest[2..]),
+            [b'<', b'=', ..] => (Op::AtMost, &rest[2..]),
+            [b'>', ..] => (Op::Above, &rest[1..]),
+            _ => (Op::Below, &rest[1..]),
+        };
+        let (measure, name) = match name.trim().to_ascii_lowercase().as_str() {
+            "p50" | "median" => (Measure::Quantile(Quantile::P50), "p50"),
+            "p90" => (Measure::Quantile(Quantile::P90), "p90"),
+            "p99" => (Measure::Quantile(Quantile::P99), "p99"),
+            "p99.9" | "p999" => (Measure::Quantile(Quantile::P999), "p99.9"),
+            "mean" | "avg" => (Measure::Mean, "mean"),
+            "max" => (Measure::Max, "max"),
+            "errors" | "error" | "error_rate" => (Measure::Errors, "errors"),
+            "rate" | "throughput" | "rps" => (Measure::Rate, "rate"),
+            other => {
+                return Err(format!(
+                    "--fail-if term '{term}': unknown metric '{other}': {SHAPE}"
+                ));
+            }
+        };
+        let limit = limit.trim();
+        let value = match measure {
+            Measure::Errors => share(limit),
+            Measure::Rate => per_second(limit),
+            _ => latency(limit),
+        }
+        .map_err(|why| format!("--fail-if term '{term}': {why}"))?;
+        terms.push(Threshold {
+            measure,
+            op,
+            limit: value,
+            name,
+        });
+    }
+    Ok(terms)
+}
+
+fn latency(text: &str) -> Result<f64, String> {
+    humantime::parse_duration(text)
+        .map(|d| d.as_nanos() as f64)
+        .map_err(|_| format!("'{text}' is not a duration: write a number with a unit, like 10ms"))
+}
+
+fn share(text: &str) -> Result<f64, String> {
+    let bad = || format!("'{text}' is not a share of requests: write 0.1% or 0.001");
+    let ratio = match text.strip_suffix('%') {
+        Some(number) => number.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => text.parse::<f64>().map_err(|_| bad())?,
+    };
+    if (0.0..=1.0).contains(&ratio) {
+        Ok(ratio)
+    } else {
+        Err(bad())
+    }
+}
+
+fn per_second(text: &str) -> Result<f64, String> {
+    let number = text.strip_suffix("/s").unwrap_or(text).trim();
+    let (number, scale) = match number.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1e3),
+        None => (number, 1.0),
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * scale)
+        .ok_or_else(|| {
+            format!("'{text}' is not a rate: write requests per second, like 9000 or 9k")
+        })
+}
+
+/// A threshold the run crossed, with the value that crossed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Breach {
+    /// The threshold.
+    pub threshold: Threshold,
+    /// The run's value; `None` when the run cannot give one (no responses), which fails.
+    pub value: Option<f64>,
+    /// One line: `p99 14.20 ms > 10.00 ms (response time from the intended send)`.
+    pub message: String,
+}
+
+/// The thresholds `run` crosses.
+///
+/// # Errors
+/// The run's histogram does not decode.
+pub fn breaches(terms: &[Threshold], run: &RunFile) -> Result<Vec<Breach>, SchemaError> {
+    let primary = run.latency.primary();
+    let histogram = primary.histogram.decode()?;
+    let moments = &primary.moments;
+    let kind = match run.latency.primary {
+        LatencyKind::Response => "response time from the intended send, open loop",
+        LatencyKind::Service => "service time from the actual write, closed loop",
+    };
+    let t = &run.totals;
+    let mut out = Vec::new();
+    for term in terms {
+        let value = match term.measure {
+            Measure::Quantile(q) => {
+                (moments.n > 0).then(|| moments.clamp(histogram.value_at_quantile(q.q())) as f64)
+            }
+            Measure::Mean => moments.mean(),
+            Measure::Max => (moments.n > 0).then_some(moments.max_ns as f64),
+            Measure::Errors => {
+                let server_errors: u64 = t.status_codes.range(500..).map(|(_, n)| n).sum();
+                let ended = t.completed + t.unsent;
+                (ended > 0)
+                    .then(|| (t.error_count() + t.unsent + server_errors) as f64 / ended as f64)
+            }
+            Measure::Rate => {
+                let seconds = run.window.measured_s + run.window.wait_s;
+                (seconds > 0.0).then(|| t.successes() as f64 / seconds)
+            }
+        };
+        let crossed = value.is_none_or(|v| term.op.holds(v, term.limit));
+        if !crossed {
+            continue;
+        }
+        let shown = value.map_or_else(|| "n/a (no responses)".to_owned(), |v| term.show(v));
+        let which = match term.measure {
+            Measure::Quantile(_) | Measure::Mean | Measure::Max => format!(" ({kind})"),
+            Measure::Errors => " (failed, never sent, or 5xx)".to_owned(),
+            Measure::Rate => " (successful responses per second)".to_owned(),
+        };
+        out.push(Breach {
+            threshold: *term,
+            value,
+            message: format!(
+                "{} {shown} {} {}{which}",
+                term.name,
+                term.op.text(),
+                term.show(term.limit)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_parse_with_comparisons_and_units() {
+        let t = parse("p99>10ms, errors>0.1%,rate<9k,p99.9>=1s,mean<=2ms").unwrap();
+        assert_eq!(t.len(), 5);
+        assert_eq!(
+            (t[0].measure, t[0].op, t[0].limit),
+            (Measure::Quantile(Quantile::P99), Op::Above, 10e6)
+        );
+        assert!((t[1].limit - 0.001).abs() < 1e-12);
+        assert_eq!(
+            (t[2].measure, t[2].op, t[2].limit),
+            (Measure::Rate, Op::Below, 9000.0)
+        );
+        assert_eq!(t[3].op, Op::AtLeast);
+        assert_eq!(t[4].op, Op::AtMost);
+        assert_eq!(t[0].text(), "p99>10.00 ms");
+    }
+
+    #[test]
+    fn bad_terms_name_themselves() {
+        for (text, needle) in [
+            ("p99=10ms", "no comparison"),
+            ("p98>10ms", "unknown metric 'p98'"),
+            ("p99>fast", "'fast' is not a duration"),
+            ("errors>5", "share"),
+            ("rate<lots", "not a rate"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! What a CI job reaches for: thresholds that fail the job, and pipes.
+
+use std::io::Write as _;
+use std::process::Stdio;
+
+use super::util::*;
+
+#[test]
+fn fail_if_exits_1_naming_each_crossed_threshold_and_0_when_they_hold() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("fail-if");
+    let out = dir.path("run.json");
+    // Closed loop: the latency is service time, and the breach says so.
+    let o = run(
+        vload()
+            .args(["attack", "-c", "2", "-d", "1s", "-t", "1", "--no-progress"])
+            .args(["--fail-if", "p99>1h,rate<1000000000,errors>50%", "-o"])
+            .arg(&out)
+            .arg(origin.url()),
+        1,
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("threshold crossed: rate ") && err.contains("< 1,000,000,000.0/s"),
+        "{err}"
+    );
+    assert_eq!(err.matches("threshold crossed").count(), 1, "{err}");
+    assert!(
+        stdout(&o).contains("Latency"),
+        "the report still comes first"
+    );
+    assert!(out.exists(), "and the run file is still written");
+
+    // The same thresholds on the saved run: the same verdict.
+    let o = run(
+        vload()
+            .arg("report")
+            .arg(&out)
+            .args(["--fail-if", "p50>1ns"]),
+        1,
+    );
+    assert!(
+        stderr(&o).contains("threshold crossed: p50") && stderr(&o).contains("service time"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        vload()
+            .arg("report")
+            .arg(&out)
+            .args(["--fail-if", "p99>1h,errors>50%"]),
+        0,
+    );
+    assert!(stderr(&o).contains("thresholds held"), "{}", stderr(&o));
+
+    // A term vload cannot read is refused before anything is sent.
+    let o = run(
+        vload()
+            .args(["attack", "--fail-if", "p98>10ms"])
+            .arg(origin.url()),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("unknown metric 'p98'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_run_file_piped_from_attack_into_report_reads_back() {
+    let _turn = serial();
+    let origin = origin();
+    // `-o -`: the run file on stdout, the report on stderr.
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-c",
+                "2",
+                "-d",
+                "1s",
+                "-t",
+                "1",
+                "--no-progress",
+                "-o",
+                "-",
+            ])
+            .arg(origin.url()),
+        0,
+    );
+    let run_file = RunFile::from_json(&stdout(&o)).expect("stdout is the run file, whole");
+    assert!(run_file.totals.completed > 0);
+    assert!(stderr(&o).contains("Latency"), "{}", stderr(&o));
+    let mut report = vload()
+        .args(["report", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    report.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+    let out = report.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Quantiles keyed by name and unit, for `jq .report.latency.p99_ns`.
+    let p50 = json["report"]["latency"]["p50_ns"].as_u64().unwrap();
+    assert!(p50 >= json["report"]["latency"]["min_ns"].as_u64().unwrap());
+}
