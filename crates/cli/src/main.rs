@@ -68,7 +68,27 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // vegeta's single-dash long flags (-rate=50/1s) would parse as vload's short ones
+    // (-r 'ate=50/1s'): named before clap reads them.
+    if let Some(hint) = std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .filter(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 2)
+        .find_map(|a| hint_for(&a))
+    {
+        eprintln!("vload: error: {hint}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => match peer_hint(&err) {
+            Some(hint) => {
+                eprintln!("vload: error: {hint}");
+                return ExitCode::from(2);
+            }
+            None => err.exit(),
+        },
+    };
     match run(&cli) {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -78,6 +98,66 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Other load tools' flags that vload spells differently, with vload's spelling: what a
+/// user of wrk, wrk2, hey, oha, ab or vegeta types first.
+const PEER_FLAGS: &[(&str, &str)] = &[
+    (
+        "-z",
+        "hey's and oha's duration is vload's -d/--duration, e.g. -d 5s",
+    ),
+    (
+        "-q",
+        "oha's and hey's rate limit is vload's -r/--rate (the whole attack's, per second), e.g. -r 100",
+    ),
+    (
+        "-k",
+        "vload keeps connections alive by default (ab's -k); --requests-per-connection 1 turns keep-alive off",
+    ),
+    ("-R", "wrk2's rate is vload's -r/--rate, e.g. -r 2000"),
+    (
+        "--latency",
+        "vload always reports latency percentiles (wrk's --latency); nothing to add",
+    ),
+    (
+        "-s",
+        "vload runs no scripts (wrk's -s): request lists go in --targets, --urls or --replay-log",
+    ),
+    (
+        "-T",
+        "ab's content type is a header in vload: -H 'Content-Type: ...'",
+    ),
+    ("-p", "ab's POST file is vload's -m POST --body-file FILE"),
+    (
+        "-rate",
+        "vegeta's -rate is vload's -r/--rate, e.g. -r 50/1s",
+    ),
+    (
+        "-duration",
+        "vegeta's -duration is vload's -d/--duration, e.g. -d 30s",
+    ),
+];
+
+/// A hint for a flag vload does not have but another tool does.
+fn peer_hint(err: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if err.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = err.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    hint_for(arg)
+}
+
+/// The hint for `arg` (`-z`, `-rate=50/1s`), if another tool spells it so.
+fn hint_for(arg: &str) -> Option<String> {
+    let flag = arg.split('=').next().unwrap_or(arg);
+    PEER_FLAGS
+        .iter()
+        .find(|(peer, _)| *peer == flag)
+        .map(|(_, hint)| format!("unknown flag '{arg}': {hint}"))
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

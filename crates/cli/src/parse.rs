@@ -10,12 +10,14 @@ const MIN_RATE_PER_S: f64 = 1.0 / 3600.0;
 /// (`-d 213503982334601d` panicked).
 const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
 
-/// `--rate`: `20000`, `20k`, `1.5k`, `20000/s`, `1200/m`, `72k/h`; `infinity`, `inf` or `0`
-/// mean no rate (closed loop). Returns requests per second, `None` for unlimited.
+/// `--rate`: `20000`, `20k`, `1.5k`, `2M`, `20000/s`, `1200/m`, `72k/h`, and vegeta's
+/// `50/1s`, `1000/1m`, `5/100ms`; `infinity`, `inf` or `0` mean no rate (closed loop).
+/// `5m` is refused: it could be 5 million a second or 5 a minute. Returns requests per
+/// second, `None` for unlimited.
 pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
     let err = || {
         format!(
-            "invalid rate '{text}': expected a number with optional k/m suffix and /s, /m or /h"
+            "invalid rate '{text}': expected a number with an optional k or M suffix and /s, /m, /h or /DURATION (e.g. 50/1s)"
         )
     };
     let t = text.trim();
@@ -31,15 +33,26 @@ pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
                 "s" | "sec" => 1.0,
                 "m" | "min" => 60.0,
                 "h" | "hour" => 3600.0,
-                _ => return Err(err()),
+                // vegeta's spelling: requests per a duration, 50/1s, 1000/1m.
+                other => humantime::parse_duration(other)
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .map(|d| d.as_secs_f64())
+                    .ok_or_else(err)?,
             };
             (n, per)
         }
         None => (t, 1.0),
     };
+    if number.ends_with('m') {
+        let n = &number[..number.len() - 1];
+        return Err(format!(
+            "rate '{text}' is ambiguous: for {n} million a second write {n}M, for {n} a minute write {n}/m"
+        ));
+    }
     let (digits, scale) = match number.as_bytes().last() {
         Some(b'k' | b'K') => (&number[..number.len() - 1], 1e3),
-        Some(b'm' | b'M') => (&number[..number.len() - 1], 1e6),
+        Some(b'M') => (&number[..number.len() - 1], 1e6),
         _ => (number, 1.0),
     };
     let value: f64 = digits.parse().map_err(|_| err())?;
@@ -262,7 +275,21 @@ mod tests {
     #[test]
     fn absurd_rates_are_refused() {
         assert!(rate("1e12").unwrap_err().contains("10,000,000/s"));
-        assert_eq!(rate("10m"), Ok(Some(10_000_000.0)));
+        assert_eq!(rate("10M"), Ok(Some(10_000_000.0)));
+    }
+
+    #[test]
+    fn vegeta_rates_are_per_a_duration_and_5m_is_ambiguous() {
+        assert_eq!(rate("50/1s"), Ok(Some(50.0)));
+        assert_eq!(rate("1000/1m"), Ok(Some(1000.0 / 60.0)));
+        assert_eq!(rate("5/100ms"), Ok(Some(50.0)));
+        assert_eq!(rate("2k/2s"), Ok(Some(1_000.0)));
+        let e = rate("5m").unwrap_err();
+        assert!(
+            e.contains("ambiguous") && e.contains("5M") && e.contains("5/m"),
+            "{e}"
+        );
+        assert!(rate("5/0s").unwrap_err().contains("'5/0s'"));
     }
 
     #[test]

@@ -107,3 +107,47 @@ fn a_run_file_piped_from_attack_into_report_reads_back() {
     let p50 = json["report"]["latency"]["p50_ns"].as_u64().unwrap();
     assert!(p50 >= json["report"]["latency"]["min_ns"].as_u64().unwrap());
 }
+
+#[test]
+fn rates_and_flags_as_other_tools_spell_them() {
+    // vegeta's rates are accepted (checked by the plan they make: refused later for the
+    // unreachable port, not for the rate).
+    for (rate, ok) in [("50/1s", true), ("1000/1m", true), ("5m", false)] {
+        let o = vload()
+            .args([
+                "attack",
+                "-r",
+                rate,
+                "-d",
+                "1s",
+                "--no-progress",
+                "http://127.0.0.1:9/",
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(!err.contains("invalid value"), ok, "{rate}: {err}");
+        if !ok {
+            assert!(
+                err.contains("ambiguous") && err.contains("5M") && err.contains("5/m"),
+                "{err}"
+            );
+        }
+    }
+    for (args, needle) in [
+        (&["-z", "5s"][..], "-d/--duration"),
+        (&["-q", "100"], "-r/--rate"),
+        (&["-k"], "--requests-per-connection 1"),
+        (&["-rate=50/1s"], "vegeta's -rate"),
+    ] {
+        let o = run(
+            vload().arg("attack").args(args).arg("http://127.0.0.1:9/"),
+            2,
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains(needle) && !err.contains("use '--"),
+            "{args:?}: {err}"
+        );
+    }
+}
