@@ -44,8 +44,7 @@ pub(crate) fn rate(text: &str) -> Result<Option<f64>, String> {
         }
         None => (t, 1.0),
     };
-    if number.ends_with('m') {
-        let n = &number[..number.len() - 1];
+    if let Some(n) = number.strip_suffix('m') {
         return Err(format!(
             "rate '{text}' is ambiguous: for {n} million a second write {n}M, for {n} a minute write {n}/m"
         ));
