@@ -8,7 +8,7 @@ use crate::{OriginConfig, Stall};
 /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, `/stats`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct OriginArgs {
-    /// Address to listen on; port 0 picks a free port (default: 127.0.0.1:8081).
+    /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:8081")]
     pub listen: SocketAddr,
     /// Server threads (default: one per core).

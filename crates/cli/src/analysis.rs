@@ -41,7 +41,7 @@ pub(crate) struct ReportArgs {
     /// Run files written by `vload attack -o`; `-` reads one from standard input.
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
-    /// Output format (default: text).
+    /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
     /// Merge runs even when their plans differ (default: refuse, naming the difference).
@@ -72,7 +72,7 @@ pub(crate) struct CompareArgs {
     /// Split the files into two groups by this field (default: none).
     #[arg(long, value_enum)]
     pub(crate) group_by: Option<GroupBy>,
-    /// Output format (default: text).
+    /// Output format.
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub(crate) format: CompareFormat,
     /// Exit 1 when a primary metric is worse in B by more than this many percent, with evidence (default: never).

@@ -119,7 +119,36 @@ fn read(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../deploy/kubernetes")
         .join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // As `envsubst '$START_AT'` fills it in before `kubectl apply`: two minutes from now.
+    let at = std::time::SystemTime::now() + std::time::Duration::from_secs(120);
+    text.replace(
+        "${START_AT}",
+        &humantime::format_rfc3339_seconds(at).to_string(),
+    )
+}
+
+/// A fixed START_AT in a manifest is in the past by the time anyone applies it: the
+/// manifests hold a placeholder that the documented `envsubst` fills.
+#[test]
+fn start_at_is_filled_in_at_apply_time_not_fixed() {
+    for file in ["job.yaml", "job-upload.yaml"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../deploy/kubernetes")
+            .join(file);
+        let raw = std::fs::read_to_string(path).unwrap();
+        assert!(raw.contains("value: \"${START_AT}\""), "{file}");
+        assert!(
+            !raw.lines()
+                .any(|l| l.contains("value:") && l.contains("T10:00:00Z")),
+            "{file}: a fixed start time"
+        );
+    }
+    let readme = read("README.md");
+    assert!(
+        readme.contains("envsubst '$START_AT'"),
+        "README shows the substitution"
+    );
 }
 
 /// `$(NAME)` references expanded the way the kubelet does, from the container's env and
@@ -297,4 +326,12 @@ fn indexed_job_with_an_upload_container() {
 fn misspelt_fields_are_refused() {
     let text = read("job.yaml").replace("completionMode", "completionMod");
     assert!(serde_yaml_ng::from_str::<Job>(&text).is_err());
+}
+
+/// `COPY . .` in the Dockerfile must not send the build output along.
+#[test]
+fn the_docker_build_context_leaves_target_out() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.dockerignore");
+    let ignore = std::fs::read_to_string(path).expect(".dockerignore at the root");
+    assert!(ignore.lines().any(|l| l.trim() == "target/"), "{ignore}");
 }

@@ -58,6 +58,7 @@ impl AttackArgs {
         plan.tls = tls;
         plan.shard = self.load.shard;
         plan.start_at = self.load.start_at;
+        check_start(self.load.start_at, self.load.shard.is_some())?;
         Ok(plan)
     }
 
@@ -171,6 +172,32 @@ fn resolve(uri: &Uri) -> anyhow::Result<SocketAddr> {
         .next()
         .with_context(|| format!("host '{host}' of URL '{url}' has no address"))?;
     Ok(addr)
+}
+
+/// A `--start-at` already past: refused for one attack (it would start at once, silently
+/// not when asked); for a shard, loudly warned, since its siblings may have begun on time
+/// and this one is better late than missing (the merge flags its late start).
+fn check_start(start_at: Option<std::time::SystemTime>, shard: bool) -> anyhow::Result<()> {
+    let Some(at) = start_at else {
+        return Ok(());
+    };
+    let Ok(ago) = std::time::SystemTime::now().duration_since(at) else {
+        return Ok(());
+    };
+    if ago < std::time::Duration::from_secs(1) {
+        return Ok(());
+    }
+    let when = humantime::format_rfc3339_seconds(at);
+    let ago = humantime::format_duration(std::time::Duration::from_secs(ago.as_secs()));
+    if !shard {
+        bail!(
+            "--start-at {when} was {ago} ago: give a time ahead (e.g. $(date -u -d '+1 min' +%Y-%m-%dT%H:%M:%SZ)), or drop it to start at once"
+        );
+    }
+    eprintln!(
+        "vload: WARNING: --start-at {when} was {ago} ago: this shard starts now, late; its siblings may have started on time, and the merged report will flag the late start"
+    );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ pub(crate) struct LoadArgs {
     /// e.g. '0->20k:30s,20k:60s', which sets the duration (default: closed loop).
     #[arg(short = 'r', long, value_parser = rate_arg)]
     pub(crate) rate: Option<Rate>,
-    /// Spacing of open-loop requests (default: constant).
+    /// Spacing of open-loop requests.
     #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
     pub(crate) arrival: ArrivalArg,
     /// Seed of the Poisson arrival process and of --pick random; the same seed gives the same schedule (default: 1).
@@ -109,7 +109,7 @@ pub(crate) struct LoadArgs {
     /// The longest --until-stable measures, after the warm-up, e.g. 2m.
     #[arg(long, value_parser = parse::duration, requires = "until_stable")]
     pub(crate) max_duration: Option<Duration>,
-    /// Warm-up before the measured window, recorded in intervals but excluded from results (default: 0s).
+    /// Warm-up before the measured window, recorded in intervals but excluded from results.
     #[arg(long, value_parser = parse::duration, default_value = "0s")]
     pub(crate) warmup: Duration,
     /// Worker threads (default: all cores, or half of them for a loopback target).
@@ -281,7 +281,7 @@ fn connections(load: &Load) -> u32 {
 /// What each request is.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct RequestArgs {
-    /// Request method (default: GET).
+    /// Request method.
     #[arg(short = 'm', long, default_value = "GET")]
     pub(crate) method: String,
     /// Request header 'Name: value'; repeatable (default: Host from the URL).
@@ -357,7 +357,7 @@ pub(crate) struct TargetArgs {
     /// URL lists mixed by weight, e.g. hot.txt:90,crawl.txt:10 (default: none).
     #[arg(long, value_name = "FILE:WEIGHT,...")]
     pub(crate) mix: Option<String>,
-    /// How targets are chosen: sequential (file order), random (seeded), round-robin (default: sequential).
+    /// How targets are chosen: sequential (file order), random (seeded), round-robin.
     #[arg(long, value_enum, default_value_t = PickArg::Sequential)]
     pub(crate) pick: PickArg,
     /// Walk the list this many times, then stop (default: loop until the duration ends).
@@ -478,16 +478,16 @@ pub(crate) struct ConnectionArgs {
     /// HTTP/2 streams in flight on each connection (default: 1).
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
-    /// HTTP/1.1 client: vload's lean one, or hyper's for comparison (default: lean).
+    /// HTTP/1.1 client: vload's lean one, or hyper's for comparison.
     #[arg(long, value_name = "lean|hyper", value_parser = parse::http1_client, default_value = "lean")]
     pub(crate) http1_client: Http1Client,
     /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
     #[arg(long, value_name = "N")]
     pub(crate) requests_per_connection: Option<u32>,
-    /// A request without a complete response by then fails and is recorded at this value (default: 30s).
+    /// A request without a complete response by then fails and is recorded at this value.
     #[arg(long, value_parser = parse::duration, default_value = "30s")]
     pub(crate) timeout: Duration,
-    /// A connection attempt fails after this long (default: 10s).
+    /// A connection attempt fails after this long.
     #[arg(long, value_parser = parse::duration, default_value = "10s")]
     pub(crate) connect_timeout: Duration,
     /// Skip the check of the server's TLS certificate (default: verify against the system's roots).

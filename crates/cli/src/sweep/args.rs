@@ -59,10 +59,10 @@ pub(crate) struct SweepFlags {
     /// share, e.g. 'p99<10ms,errors<0.1%'.
     #[arg(long, value_parser = slo_arg)]
     pub(crate) slo: Slo,
-    /// Measured length of each step (default: 10s).
+    /// Measured length of each step.
     #[arg(long, value_parser = parse::duration, default_value = "10s")]
     pub(crate) stage: Duration,
-    /// Warm-up before each step, at its rate, left out of its results (default: 2s).
+    /// Warm-up before each step, at its rate, left out of its results.
     #[arg(long, value_parser = parse::duration, default_value = "2s")]
     pub(crate) warmup: Duration,
     /// After the first step that misses the SLO, bisect between it and the last that met it,
@@ -71,11 +71,10 @@ pub(crate) struct SweepFlags {
     pub(crate) find_max: bool,
     /// Run a step that missed the SLO again up to N times; it counts as missed only if every
     /// run misses, so one pause of a busy machine is not taken for the server's limit. A step
-    /// whose throughput fell behind its rate is not run again: the server did not carry it
-    /// (default: 1).
+    /// whose throughput fell behind its rate is not run again: the server did not carry it.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) retries: u32,
-    /// Spacing of requests within a step (default: constant).
+    /// Spacing of requests within a step.
     #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
     pub(crate) arrival: ArrivalArg,
     /// Seed of the Poisson arrivals and of --pick random (default: 1).

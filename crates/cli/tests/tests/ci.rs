@@ -151,3 +151,34 @@ fn rates_and_flags_as_other_tools_spell_them() {
         );
     }
 }
+
+#[test]
+fn a_start_time_in_the_past_is_refused_or_with_shards_warned() {
+    let _turn = serial();
+    let origin = origin();
+    let past = humantime::format_rfc3339_seconds(
+        std::time::SystemTime::now() - std::time::Duration::from_secs(600),
+    )
+    .to_string();
+    let o = run(
+        vload()
+            .args(["attack", "-d", "1s", "--start-at", &past])
+            .arg(origin.url()),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("was 10m") && stderr(&o).contains("ago: give a time ahead"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(origin.stats().requests_total, 0, "nothing was sent");
+    let o = run(
+        vload()
+            .args(["attack", "-c", "2", "-d", "1s", "-t", "1", "--no-progress"])
+            .args(["--shard", "1/2", "--start-at", &past])
+            .arg(origin.url()),
+        0,
+    );
+    assert!(stderr(&o).contains("WARNING: --start-at"), "{}", stderr(&o));
+    assert!(origin.stats().requests_total > 0);
+}
