@@ -67,8 +67,10 @@ pub struct Summary {
     pub hit: Option<LatencySummary>,
     /// Primary latency of classified non-hits.
     pub miss: Option<LatencySummary>,
-    /// TCP connections opened.
+    /// TCP connections opened in the measured window.
     pub connections_opened: u64,
+    /// TCP connections opened during the warm-up (a closed loop opens them all there).
+    pub connections_opened_warmup: u64,
     /// TLS handshake times, for https.
     pub tls_handshake: Option<LatencySummary>,
     /// Target files the requests came from.
@@ -298,6 +300,12 @@ impl Summary {
             hit: optional(run.latency.hit.as_ref())?,
             miss: optional(run.latency.miss.as_ref())?,
             connections_opened: t.connections_opened,
+            connections_opened_warmup: run
+                .intervals
+                .iter()
+                .filter(|i| i.warmup)
+                .map(|i| i.connections_opened)
+                .sum(),
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             targets: run.plan.targets.clone(),
             health: run.client_health.clone(),

@@ -162,3 +162,19 @@ fn every_report_carries_the_runs_checks_of_itself() {
     let json = vload_analyze::render::report::json::render(&summary);
     assert!(json.contains("\"convergence:p99\""), "{json}");
 }
+
+/// A closed loop opens its connections in the warm-up: the measured window's bare 0 read as
+/// if vload had opened none, beside Varnish's counters.
+#[test]
+fn connections_opened_in_the_warmup_are_shown_beside_the_window() {
+    let mut run = golden();
+    run.intervals[0].warmup = true;
+    run.intervals[0].connections_opened = 50;
+    for interval in &mut run.intervals[1..] {
+        interval.connections_opened = 0;
+    }
+    run.totals.connections_opened = 0;
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let text = vload_analyze::render::report::text::render(&summary);
+    assert!(text.contains("0 (+50 in the warm-up)"), "{text}");
+}

@@ -277,8 +277,15 @@ fn render_connections(out: &mut String, s: &Summary) {
     } else {
         "n/a".to_owned()
     };
+    // Connections opened in the warm-up serve the window too: a bare 0 beside Varnish's
+    // sess_conn read as if vload had opened none.
+    let warmup = if s.connections_opened_warmup > 0 {
+        format!(" (+{} in the warm-up)", count(s.connections_opened_warmup))
+    } else {
+        String::new()
+    };
     let values = format!(
-        "{}, {}, {each}",
+        "{}{warmup}, {}, {each}",
         count(s.connections_opened),
         rate(per_second)
     );
