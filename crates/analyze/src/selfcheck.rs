@@ -65,7 +65,7 @@ pub fn run_checks(run: &RunFile) -> Result<Vec<RunCheck>, SchemaError> {
         );
     }
     if let Some(until) = &run.until_stable {
-        checks.push(until_stable(until));
+        checks.push(until_stable(until, run));
     }
     Ok(checks)
 }
@@ -76,7 +76,7 @@ fn target(run: &RunFile) -> f64 {
 }
 
 /// Whether `--until-stable` got the p99 within its target before `--max-duration`.
-fn until_stable(u: &UntilStable) -> RunCheck {
+fn until_stable(u: &UntilStable, run: &RunFile) -> RunCheck {
     let width = u.half_width.map_or_else(
         || "no interval yet".to_owned(),
         |w| format!("±{:.1}%", w * 100.0),
@@ -89,6 +89,16 @@ fn until_stable(u: &UntilStable) -> RunCheck {
             format!(
                 "until stable: converged, p99 {width} (target {target}) after {after:.0} s of at most {:.0} s",
                 u.max_duration_s
+            ),
+        ),
+        // Cut short by Ctrl-C: it did not get the time to converge, which says nothing
+        // about whether it would have.
+        None if run.interrupted => check(
+            "until_stable",
+            CheckVerdict::Unknown,
+            format!(
+                "until stable: interrupted after {:.0} s of at most {:.0} s, p99 {width} (target {target}): not known whether it would have converged",
+                run.window.measured_s, u.max_duration_s
             ),
         ),
         None => check(

@@ -84,28 +84,57 @@ pub fn parse(text: &str) -> Result<Vec<SloTerm>, String> {
     Ok(terms)
 }
 
-fn latency_limit(text: &str) -> Result<f64, String> {
-    let d = humantime::parse_duration(text).map_err(|_| {
-        format!("'{text}' is not a duration: write a number with a unit, like 10ms or 250us")
-    })?;
-    if d.is_zero() {
-        return Err("a latency below 0 s is never met".to_owned());
-    }
-    Ok(d.as_nanos() as f64)
+/// A latency limit in ns: `10ms`, `250us`.
+pub(crate) fn parse_latency(text: &str) -> Result<f64, String> {
+    humantime::parse_duration(text)
+        .map(|d| d.as_nanos() as f64)
+        .map_err(|_| {
+            format!("'{text}' is not a duration: write a number with a unit, like 10ms or 250us")
+        })
 }
 
-fn error_limit(text: &str) -> Result<f64, String> {
+/// A share of requests: `0.1%` or `0.001`, from 0 to 1.
+pub(crate) fn parse_share(text: &str) -> Result<f64, String> {
     let bad = || format!("'{text}' is not a share of requests: write 0.1% or 0.001");
     let ratio = match text.strip_suffix('%') {
         Some(number) => number.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
         None => text.parse::<f64>().map_err(|_| bad())?,
     };
-    if !(ratio.is_finite() && ratio > 0.0 && ratio <= 1.0) {
-        return Err(format!(
-            "'{text}' is not a share above 0% and at most 100% (errors<0% is never met)"
-        ));
+    if (0.0..=1.0).contains(&ratio) {
+        Ok(ratio)
+    } else {
+        Err(format!("'{text}' is not a share from 0% to at most 100%"))
     }
-    Ok(ratio)
+}
+
+/// The share of requests that failed: errors, requests due and never sent (they failed as
+/// surely), and 5xx responses (the server saying it failed), over those that ended;
+/// `None` when none did.
+pub(crate) fn failure_share(
+    errors: u64,
+    unsent: u64,
+    status_codes: &std::collections::BTreeMap<u16, u64>,
+    completed: u64,
+) -> Option<f64> {
+    let server_errors: u64 = status_codes.range(500..).map(|(_, n)| n).sum();
+    let ended = completed + unsent;
+    (ended > 0).then(|| (errors + unsent + server_errors) as f64 / ended as f64)
+}
+
+fn latency_limit(text: &str) -> Result<f64, String> {
+    match parse_latency(text)? {
+        0.0 => Err("a latency below 0 s is never met".to_owned()),
+        ns => Ok(ns),
+    }
+}
+
+fn error_limit(text: &str) -> Result<f64, String> {
+    match parse_share(text)? {
+        0.0 => Err(format!(
+            "'{text}' is not a share above 0% and at most 100% (errors<0% is never met)"
+        )),
+        ratio => Ok(ratio),
+    }
 }
 
 /// One term held against one stage.
@@ -167,14 +196,15 @@ pub fn evaluate_on(
                         .then(|| moments.clamp(histogram.value_at_quantile(q)) as f64),
                     moments.n < samples_needed(q),
                 ),
-                None => {
-                    // A request due in the stage and never sent failed as surely as one that
-                    // got an error, and a 5xx is the server saying it failed.
-                    let server_errors: u64 = stage.status_codes.range(500..).map(|(_, n)| n).sum();
-                    let failed = stage.error_count() + stage.unsent + server_errors;
-                    let ended = stage.completed + stage.unsent;
-                    ((ended > 0).then(|| failed as f64 / ended as f64), false)
-                }
+                None => (
+                    failure_share(
+                        stage.error_count(),
+                        stage.unsent,
+                        &stage.status_codes,
+                        stage.completed,
+                    ),
+                    false,
+                ),
             };
             TermOutcome {
                 term: *term,

@@ -6,6 +6,7 @@
 
 use vload_schema::{LatencyKind, RunFile, SchemaError};
 
+use crate::slo::{failure_share, parse_latency, parse_share};
 use crate::units::{duration_ns, percent, rate};
 
 /// What a term bounds.
@@ -143,9 +144,9 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
         };
         let limit = limit.trim();
         let value = match measure {
-            Measure::Errors => share(limit),
+            Measure::Errors => parse_share(limit),
             Measure::Rate => per_second(limit),
-            _ => latency(limit),
+            _ => parse_latency(limit),
         }
         .map_err(|why| format!("--fail-if term '{term}': {why}"))?;
         terms.push(Threshold {
@@ -156,25 +157,6 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
         });
     }
     Ok(terms)
-}
-
-fn latency(text: &str) -> Result<f64, String> {
-    humantime::parse_duration(text)
-        .map(|d| d.as_nanos() as f64)
-        .map_err(|_| format!("'{text}' is not a duration: write a number with a unit, like 10ms"))
-}
-
-fn share(text: &str) -> Result<f64, String> {
-    let bad = || format!("'{text}' is not a share of requests: write 0.1% or 0.001");
-    let ratio = match text.strip_suffix('%') {
-        Some(number) => number.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
-        None => text.parse::<f64>().map_err(|_| bad())?,
-    };
-    if (0.0..=1.0).contains(&ratio) {
-        Ok(ratio)
-    } else {
-        Err(bad())
-    }
 }
 
 fn per_second(text: &str) -> Result<f64, String> {
@@ -226,10 +208,7 @@ pub fn breaches(terms: &[Threshold], run: &RunFile) -> Result<Vec<Breach>, Schem
             Measure::Mean => moments.mean(),
             Measure::Max => (moments.n > 0).then_some(moments.max_ns as f64),
             Measure::Errors => {
-                let server_errors: u64 = t.status_codes.range(500..).map(|(_, n)| n).sum();
-                let ended = t.completed + t.unsent;
-                (ended > 0)
-                    .then(|| (t.error_count() + t.unsent + server_errors) as f64 / ended as f64)
+                failure_share(t.error_count(), t.unsent, &t.status_codes, t.completed)
             }
             Measure::Rate => {
                 let seconds = run.window.measured_s + run.window.wait_s;

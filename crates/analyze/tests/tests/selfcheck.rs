@@ -150,6 +150,16 @@ fn until_stable_says_whether_it_converged_and_sets_the_convergence_target() {
         "{}",
         until.message
     );
+    // Cut short by Ctrl-C: not a failure to converge, an unknown.
+    run.interrupted = true;
+    let checks = run_checks(&run).unwrap();
+    let until = check(&checks, "until_stable").unwrap();
+    assert_eq!(until.verdict, CheckVerdict::Unknown, "{}", until.message);
+    assert!(
+        until.message.contains("interrupted after 30 s"),
+        "{}",
+        until.message
+    );
 }
 
 #[test]
