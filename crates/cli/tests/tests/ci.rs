@@ -182,3 +182,41 @@ fn a_start_time_in_the_past_is_refused_or_with_shards_warned() {
     assert!(stderr(&o).contains("WARNING: --start-at"), "{}", stderr(&o));
     assert!(origin.stats().requests_total > 0);
 }
+
+#[test]
+fn completions_and_the_man_page_are_generated() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(vload().args(["completions", shell]), 0);
+        let script = stdout(&o);
+        for word in ["attack", "compare", "--until-stable", "--fail-if"] {
+            assert!(script.contains(word), "{shell} completion lacks {word}");
+        }
+        if shell == "bash" {
+            // The script parses in bash.
+            let dir = Scratch::new("completions");
+            let file = dir.path("vload.bash");
+            std::fs::write(&file, script.as_bytes()).unwrap();
+            let check = std::process::Command::new("bash")
+                .arg("-n")
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(check.status.success(), "{}", stderr(&check));
+        }
+    }
+    let o = run(vload().args(["completions", "tcsh"]), 2);
+    assert!(stderr(&o).contains("possible values"), "{}", stderr(&o));
+
+    let o = run(vload().arg("man"), 0);
+    let page = stdout(&o);
+    assert!(page.starts_with(".ie") || page.starts_with(".TH"), "roff");
+    for section in [
+        "VLOAD ATTACK",
+        "VLOAD COMPARE",
+        "VLOAD REPORT",
+        "EXIT STATUS",
+    ] {
+        assert!(page.contains(section), "man page lacks {section}");
+    }
+    assert!(page.contains("\\-\\-fail\\-if"), "options are listed");
+}
