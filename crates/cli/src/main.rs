@@ -218,9 +218,17 @@ fn man() -> anyhow::Result<ExitCode> {
     writeln!(out, ".SH COMMANDS")?;
     for sub in &subcommands {
         let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-        writeln!(out, ".TP\n\\fB{}\\fR\n{}", sub.get_name(), roff_escape(&about))?;
+        writeln!(
+            out,
+            ".TP\n\\fB{}\\fR\n{}",
+            sub.get_name(),
+            roff_escape(&about)
+        )?;
     }
-    writeln!(out, ".PP\nEach command's options are in its own section below.")?;
+    writeln!(
+        out,
+        ".PP\nEach command's options are in its own section below."
+    )?;
     for sub in subcommands {
         let name = sub.get_name();
         writeln!(out, ".SH \"VLOAD {}\"", name.to_uppercase())?;
@@ -236,24 +244,25 @@ fn man() -> anyhow::Result<ExitCode> {
         out.write_all(text.as_bytes())?;
     }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
-    for (code, meaning) in EXIT_CODES
-        .lines()
-        .skip(1)
-        .fold(Vec::<(String, String)>::new(), |mut codes, line| {
-            let line = line.trim();
-            match line.split_once(char::is_whitespace) {
-                Some((code, rest)) if code.parse::<u8>().is_ok() => {
-                    codes.push((code.to_owned(), rest.trim().to_owned()));
-                }
-                _ => {
-                    if let Some((_, meaning)) = codes.last_mut() {
-                        meaning.push(' ');
-                        meaning.push_str(line);
+    for (code, meaning) in
+        EXIT_CODES
+            .lines()
+            .skip(1)
+            .fold(Vec::<(String, String)>::new(), |mut codes, line| {
+                let line = line.trim();
+                match line.split_once(char::is_whitespace) {
+                    Some((code, rest)) if code.parse::<u8>().is_ok() => {
+                        codes.push((code.to_owned(), rest.trim().to_owned()));
+                    }
+                    _ => {
+                        if let Some((_, meaning)) = codes.last_mut() {
+                            meaning.push(' ');
+                            meaning.push_str(line);
+                        }
                     }
                 }
-            }
-            codes
-        })
+                codes
+            })
     {
         writeln!(out, ".TP\n\\fB{code}\\fR\n{}", roff_escape(&meaning))?;
     }

@@ -1,55 +1,233 @@
-//! The live progress line on stderr, drawn once a second while an attack runs.
+//! The live progress line on stderr, redrawn once a second while an attack runs.
+//!
+//! indicatif draws it (off when stderr is not a terminal, cleared before the report, held
+//! aside for warnings); what goes on it is chosen here so that it always fits on one line of
+//! the terminal: the fields that matter most are kept and the rest left out, never wrapped.
 
-use std::io::Write as _;
+use std::time::Duration;
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use vload_analyze::units::{count, duration_ns, rate};
 use vload_engine::{Observer, Progress};
 
-/// The live progress line; drawn only when stderr is a terminal.
+/// The width assumed when the terminal does not say.
+const DEFAULT_WIDTH: usize = 80;
+
+/// The live progress line; hidden when stderr is not a terminal or `--no-progress` is given.
 pub(crate) struct ProgressLine {
-    enabled: bool,
-    drawn: bool,
+    bar: ProgressBar,
 }
 
 impl ProgressLine {
     pub(crate) fn new(enabled: bool) -> Self {
-        ProgressLine {
-            enabled,
-            drawn: false,
+        let target = if enabled {
+            ProgressDrawTarget::stderr_with_hz(4)
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(None, target);
+        // The message is fitted to the width below; `wide_msg` is only the last guard.
+        if let Ok(style) = ProgressStyle::with_template("{wide_msg}") {
+            bar.set_style(style);
         }
+        ProgressLine { bar }
     }
 
     /// Erases the line, so that what is printed next starts clean.
     pub(crate) fn clear(&self) {
-        if self.drawn {
-            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        self.bar.finish_and_clear();
+    }
+
+    /// Runs `print` with the line taken down, then draws it again.
+    pub(crate) fn suspend(&self, print: impl FnOnce()) {
+        self.bar.suspend(print);
+    }
+
+    fn draw(&self, line: String) {
+        if !self.bar.is_hidden() {
+            self.bar.set_message(line);
         }
     }
 }
 
+fn width() -> usize {
+    terminal_size::terminal_size_of(std::io::stderr())
+        .map_or(DEFAULT_WIDTH, |(w, _)| usize::from(w.0))
+}
+
 impl Observer for ProgressLine {
     fn on_interval(&mut self, p: &Progress) {
-        if !self.enabled {
-            return;
+        if !self.bar.is_hidden() {
+            self.draw(fit(p, width()));
         }
-        use vload_analyze::units::{count, duration_ns, rate};
-        let planned = p
-            .planned
-            .map(|d| format!("/{}s", d.as_secs()))
-            .unwrap_or_default();
-        let latency = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| duration_ns(v as f64));
-        let phase = if p.warmup { " (warm-up)" } else { "" };
-        let line = format!(
-            "{}s{planned}{phase}  {}  done {}  p50 {}  p99 {}  errors {}",
-            p.elapsed.as_secs(),
-            rate(p.rate_per_s),
-            count(p.completed),
-            latency(p.p50_ns),
-            latency(p.p99_ns),
-            count(p.errors)
+    }
+
+    fn on_waiting(&mut self, until_start: Duration) {
+        if !self.bar.is_hidden() {
+            self.draw(countdown(until_start, width()));
+        }
+    }
+}
+
+/// The `--start-at` countdown line.
+fn countdown(left: Duration, width: usize) -> String {
+    let line = format!("starting in {} (--start-at)", clock(left.as_secs() + 1));
+    if line.chars().count() < width {
+        line
+    } else {
+        format!("start in {}", clock(left.as_secs() + 1))
+    }
+}
+
+/// `75` as `1:15`, `3700` as `1:01:40`.
+fn clock(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// How far the run is: (done so far as text, the fraction done, the time left).
+fn position(p: &Progress) -> Option<(String, f64, Option<Duration>)> {
+    if let Some(planned) = p.planned {
+        let fraction = p.elapsed.as_secs_f64() / planned.as_secs_f64().max(1e-9);
+        let left = planned.saturating_sub(p.elapsed);
+        // The last interval may close a little after the planned end: shown as the end.
+        let text = format!(
+            "{}/{}",
+            clock(p.elapsed.min(planned).as_secs()),
+            clock(planned.as_secs())
         );
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{line}");
-        let _ = err.flush();
-        self.drawn = true;
+        return Some((text, fraction.min(1.0), Some(left)));
+    }
+    let planned = p.planned_requests.filter(|n| *n > 0)?;
+    let fraction = (p.completed as f64 / planned as f64).min(1.0);
+    let left = (p.rate_per_s > 0.0).then(|| {
+        Duration::from_secs_f64(planned.saturating_sub(p.completed) as f64 / p.rate_per_s)
+    });
+    let text = format!("{}/{}", count(p.completed.min(planned)), count(planned));
+    Some((text, fraction, left))
+}
+
+/// The progress line for `p`, at most `width - 1` columns: the most useful fields that fit.
+fn fit(p: &Progress, width: usize) -> String {
+    let latency = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| duration_ns(v as f64));
+    let position = position(p);
+    let head = match &position {
+        Some((text, _, _)) => text.clone(),
+        None => clock(p.elapsed.as_secs()),
+    };
+    let warmup = p.warmup.then(|| "warm-up".to_owned());
+    let eta = position
+        .as_ref()
+        .and_then(|(_, _, left)| *left)
+        .map(|left| format!("ETA {}", clock(left.as_secs())));
+    let bar = position.as_ref().map(|(_, fraction, _)| bar(*fraction, 12));
+    // In the order they are dropped last to first: what a user watches most goes first.
+    let optional: [(usize, Option<String>); 8] = [
+        (1, warmup),
+        (3, Some(rate(p.rate_per_s))),
+        (5, Some(format!("p99 {}", latency(p.p99_ns)))),
+        (6, Some(format!("errors {}", count(p.errors)))),
+        (2, eta),
+        (7, Some(format!("p50 {}", latency(p.p50_ns)))),
+        (4, bar),
+        (8, Some(format!("done {}", count(p.completed)))),
+    ];
+    let budget = width.saturating_sub(1);
+    let mut used = head.chars().count();
+    let mut kept: Vec<(usize, String)> = Vec::new();
+    for (slot, field) in optional {
+        let Some(field) = field else { continue };
+        let cost = field.chars().count() + 2;
+        if used + cost <= budget {
+            used += cost;
+            kept.push((slot, field));
+        }
+    }
+    kept.sort_by_key(|(slot, _)| *slot);
+    let mut line = head;
+    for (_, field) in kept {
+        line.push_str("  ");
+        line.push_str(&field);
+    }
+    line
+}
+
+/// A bar of `cells` characters, `fraction` of them full.
+fn bar(fraction: f64, cells: usize) -> String {
+    let full = ((fraction.clamp(0.0, 1.0) * cells as f64).round() as usize).min(cells);
+    format!("{}{}", "█".repeat(full), "░".repeat(cells - full))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress() -> Progress {
+        Progress {
+            elapsed: Duration::from_secs(12),
+            planned: Some(Duration::from_secs(30)),
+            planned_requests: None,
+            warmup: false,
+            completed: 1_234_567,
+            errors: 12,
+            rate_per_s: 123_456.0,
+            p50_ns: Some(1_234_000),
+            p99_ns: Some(98_765_000),
+        }
+    }
+
+    #[test]
+    fn the_line_fits_every_width_and_keeps_what_matters_most() {
+        for width in [20, 40, 60, 80, 120, 200] {
+            let line = fit(&progress(), width);
+            assert!(
+                line.chars().count() < width,
+                "{width} columns: {line:?} ({} chars)",
+                line.chars().count()
+            );
+        }
+        let narrow = fit(&progress(), 60);
+        assert!(narrow.starts_with("0:12/0:30"), "{narrow}");
+        assert!(narrow.contains("/s") && narrow.contains("p99"), "{narrow}");
+        let wide = fit(&progress(), 200);
+        for field in ["ETA 0:18", "p50", "errors 12", "done 1,234,567", "█"] {
+            assert!(wide.contains(field), "{field} in {wide}");
+        }
+    }
+
+    #[test]
+    fn a_run_bounded_by_count_shows_requests_done_and_an_eta_from_the_rate() {
+        let p = Progress {
+            planned: None,
+            planned_requests: Some(2_000_000),
+            completed: 1_000_000,
+            rate_per_s: 100_000.0,
+            ..progress()
+        };
+        let line = fit(&p, 120);
+        assert!(
+            line.starts_with("1,000,000/2,000,000") && line.contains("ETA 0:10"),
+            "{line}"
+        );
+        // Unbounded: elapsed only, no ETA.
+        let p = Progress {
+            planned: None,
+            ..progress()
+        };
+        let line = fit(&p, 120);
+        assert!(line.starts_with("0:12 ") && !line.contains("ETA"), "{line}");
+    }
+
+    #[test]
+    fn the_countdown_counts_whole_seconds_up() {
+        assert_eq!(
+            countdown(Duration::from_millis(74_200), 80),
+            "starting in 1:15 (--start-at)"
+        );
+        assert_eq!(countdown(Duration::from_secs(3699), 10), "start in 1:01:40");
     }
 }

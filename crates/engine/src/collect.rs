@@ -40,6 +40,7 @@ pub(crate) struct CollectSetup {
     pub(crate) t0: Instant,
     pub(crate) warmup: Duration,
     pub(crate) planned: Option<Duration>,
+    pub(crate) planned_requests: Option<u64>,
     pub(crate) open_loop: bool,
     pub(crate) started_at: SystemTime,
 }
@@ -289,6 +290,7 @@ impl<'a> State<'a> {
         observer.on_interval(&Progress {
             elapsed: Duration::from_secs(u64::from(index) + 1),
             planned: self.setup.planned.map(|p| p + self.setup.warmup),
+            planned_requests: self.setup.planned_requests,
             warmup,
             completed: self.everything.completed,
             errors: self.everything.error_total(),

@@ -13,6 +13,8 @@ pub struct Progress {
     pub elapsed: Duration,
     /// Planned length, warm-up included, if bounded by time.
     pub planned: Option<Duration>,
+    /// Planned requests (`-n`, this shard's share), if bounded by count.
+    pub planned_requests: Option<u64>,
     /// True during the warm-up.
     pub warmup: bool,
     /// Requests completed so far (warm-up included).
@@ -35,6 +37,10 @@ pub trait Observer {
     /// Called after [`Observer::on_interval`] with the interval's record as the run file
     /// will hold it (warm-up intervals included, flagged).
     fn on_record(&mut self, _interval: &vload_schema::Interval) {}
+
+    /// Called about every 100 ms while the attack waits for its `--start-at`, with the time
+    /// left; never called when the attack starts at once.
+    fn on_waiting(&mut self, _until_start: std::time::Duration) {}
 
     /// Called when something the user asked for failed without ending the attack (the
     /// interval log could not be written), with one sentence saying what.

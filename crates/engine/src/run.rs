@@ -41,6 +41,7 @@ pub fn run(
     let (tx, rx) = mpsc::channel();
     let setups = attack.setups(&tx, interrupt)?;
     let handles = spawn(setups, tx, interrupt)?;
+    wait_for_start(attack.t0, observer, interrupt);
     let (collected, collector_cpu) = attack.collect(&rx, handles, observer)?;
     let context = RunContext {
         t0: attack.t0,
@@ -51,6 +52,20 @@ pub fn run(
         targets: attack.targets,
     };
     Ok(assemble(&attack.plan, collected, &context))
+}
+
+/// Tells the observer how long until t0 while the workers wait for a `--start-at`; returns
+/// at t0 or at once on an interrupt (the workers see it too).
+fn wait_for_start(t0: Instant, observer: &mut dyn Observer, interrupt: &Interrupt) {
+    const TICK: Duration = Duration::from_millis(100);
+    loop {
+        let left = t0.saturating_duration_since(Instant::now());
+        if left <= TICK || interrupt.is_triggered() {
+            return;
+        }
+        observer.on_waiting(left);
+        std::thread::sleep(TICK.min(left - TICK));
+    }
 }
 
 /// An attack checked and ready to start.
@@ -315,6 +330,7 @@ impl Attack {
             t0: self.t0,
             warmup: self.plan.warmup,
             planned: self.plan.stop.duration,
+            planned_requests: self.plan.own_requests(),
             open_loop: self.plan.is_open_loop(),
             started_at: self.started_at,
         };

@@ -183,8 +183,12 @@ impl Observer for Observers<'_> {
         reason = "a warning that part of the output is lost"
     )]
     fn on_warning(&mut self, warning: &str) {
-        self.0.clear();
-        eprintln!("vload: warning: {}", vload_analyze::units::clean(warning));
+        self.0
+            .suspend(|| eprintln!("vload: warning: {}", vload_analyze::units::clean(warning)));
+    }
+
+    fn on_waiting(&mut self, until_start: std::time::Duration) {
+        self.0.on_waiting(until_start);
     }
 
     fn on_interval(&mut self, p: &Progress) {

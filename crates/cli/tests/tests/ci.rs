@@ -220,3 +220,59 @@ fn completions_and_the_man_page_are_generated() {
     }
     assert!(page.contains("\\-\\-fail\\-if"), "options are listed");
 }
+
+/// The live line on a 60-column terminal (a pty from script(1)): a countdown for
+/// `--start-at`, then elapsed/total and an ETA, never a line wider than the terminal. Off when
+/// stderr is not a terminal.
+#[test]
+fn the_progress_line_fits_a_narrow_terminal_and_is_off_in_a_pipe() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("progress");
+    let at = std::time::SystemTime::now() + std::time::Duration::from_secs(3);
+    let at = humantime::format_rfc3339_seconds(at).to_string();
+    let command = format!(
+        "stty cols 60 rows 20; '{}' attack -c 2 -d 2s -t 1 --start-at {at} -o '{}' {} > /dev/null",
+        env!("CARGO_BIN_EXE_vload"),
+        dir.path("run.json").display(),
+        origin.url()
+    );
+    let o = run(
+        std::process::Command::new("script").args(["-qec", &command, "/dev/null"]),
+        0,
+    );
+    let screen = stdout(&o);
+    // Every drawn state, with the erase-line escape taken out.
+    let states: Vec<String> = screen
+        .split(['\r', '\n'])
+        .map(|s| s.replace("\x1b[2K", "").trim_end().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    assert!(
+        states.iter().any(|s| s.starts_with("starting in 0:0")),
+        "a countdown: {states:?}"
+    );
+    assert!(
+        states
+            .iter()
+            .any(|s| s.starts_with("0:01/0:02") && s.contains("ETA 0:01")),
+        "elapsed/total and ETA: {states:?}"
+    );
+    for state in states.iter().filter(|s| !s.starts_with("vload: ")) {
+        assert!(
+            state.chars().count() < 60,
+            "wider than 60 columns: {state:?}"
+        );
+    }
+
+    // Not a terminal: no live line at all.
+    let o = run(
+        vload()
+            .args(["attack", "-c", "2", "-d", "1s", "-t", "1", "-o"])
+            .arg(dir.path("run2.json"))
+            .arg(origin.url()),
+        0,
+    );
+    let err = stderr(&o);
+    assert!(!err.contains('\r') && !err.contains("ETA"), "{err}");
+}
