@@ -126,11 +126,17 @@ fn display_name(path: &str, run: &RunFile) -> String {
     })
 }
 
-fn print(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+/// Prints `text` on stdout; `colour`: a text report, its verdicts coloured on a terminal.
+fn print(text: &str, colour: bool) -> anyhow::Result<()> {
     // Run files may come from anywhere: nothing in them reaches the terminal as a control.
-    out.write_all(vload_analyze::units::clean_lines(text).as_bytes())?;
-    out.flush()?;
+    let text = vload_analyze::units::clean_lines(text);
+    if colour {
+        crate::paint::write_report(std::io::stdout().lock(), &text)?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+    }
     Ok(())
 }
 
@@ -149,13 +155,13 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
             Some(s) => format!("{shards} shards of {}", s.count),
             None => format!("{} runs", runs.len()),
         };
-        eprintln!(
+        crate::paint::say!(
             "vload: merged {what} from {machines} machine{}",
             if machines == 1 { "" } else { "s" }
         );
     }
     for finding in &findings {
-        eprintln!("vload: warning: {}", vload_analyze::units::clean(finding));
+        crate::paint::say!("vload: warning: {}", vload_analyze::units::clean(finding));
     }
     if let Some(path) = &args.output {
         crate::output::write_to(path, &run.to_json(), "merged run file")?;
@@ -168,7 +174,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         ReportFormat::Hgrm => render::report::hgrm::render(&run)?,
         ReportFormat::Wrk => render::report::wrk::render(&run)?,
     };
-    print(&text)?;
+    print(&text, args.format == ReportFormat::Text)?;
     crate::thresholds(&run, args.fail_if.as_ref())
 }
 
@@ -261,7 +267,7 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         CompareFormat::Json => render::compare::json(&comparison),
         CompareFormat::Markdown => render::compare::markdown(&comparison),
     };
-    print(&text)?;
+    print(&text, args.format == CompareFormat::Text)?;
     if let Some(threshold) = args.fail_if_regressed {
         let regressed: Vec<String> = comparison
             .rows
@@ -270,7 +276,7 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             .map(|r| format!("{} {:+.1}%", r.metric.name(), r.delta.unwrap_or(0.0)))
             .collect();
         if !regressed.is_empty() {
-            eprintln!(
+            crate::paint::say!(
                 "vload: regression beyond {threshold}% in B: {}",
                 regressed.join(", ")
             );
@@ -292,11 +298,11 @@ fn compare_sweeps(
         CompareFormat::Json => render::sweeps::json(&comparison),
         CompareFormat::Markdown => render::sweeps::markdown(&comparison),
     };
-    print(&text)?;
+    print(&text, args.format == CompareFormat::Text)?;
     if let Some(threshold) = args.fail_if_regressed
         && let Some(why) = sweep_regression(&comparison, threshold)
     {
-        eprintln!("vload: regression beyond {threshold}% in B: {why}");
+        crate::paint::say!("vload: regression beyond {threshold}% in B: {why}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -327,6 +333,6 @@ pub(crate) fn plot(args: &PlotArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let page = render::plot::html(&named)?;
     crate::output::write_to(&args.output, &page, "plot")?;
-    eprintln!("vload: plot written to {}", args.output.display());
+    crate::paint::say!("vload: plot written to {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

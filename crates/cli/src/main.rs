@@ -8,6 +8,7 @@
 mod analysis;
 mod attack;
 mod output;
+mod paint;
 mod parse;
 mod progress;
 mod server;
@@ -87,14 +88,14 @@ fn main() -> ExitCode {
         .filter(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 2)
         .find_map(|a| hint_for(&a))
     {
-        eprintln!("vload: error: {hint}");
+        crate::paint::say!("vload: error: {hint}");
         return ExitCode::from(2);
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => match peer_hint(&err) {
             Some(hint) => {
-                eprintln!("vload: error: {hint}");
+                crate::paint::say!("vload: error: {hint}");
                 return ExitCode::from(2);
             }
             None => err.exit(),
@@ -105,7 +106,7 @@ fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let message = format!("{err:#}");
-            eprintln!("vload: error: {}", vload_analyze::units::clean(&message));
+            crate::paint::say!("vload: error: {}", vload_analyze::units::clean(&message));
             ExitCode::from(2)
         }
     }
@@ -317,11 +318,11 @@ fn thresholds(
     let breaches = vload_analyze::thresholds::breaches(terms, run).context("checking --fail-if")?;
     if breaches.is_empty() {
         let all: Vec<String> = terms.iter().map(|t| t.text()).collect();
-        eprintln!("vload: thresholds held: none of {} crossed", all.join(", "));
+        crate::paint::say!("vload: thresholds held: none of {} crossed", all.join(", "));
         return Ok(ExitCode::SUCCESS);
     }
     for breach in &breaches {
-        eprintln!("vload: threshold crossed: {}", breach.message);
+        crate::paint::say!("vload: threshold crossed: {}", breach.message);
     }
     Ok(ExitCode::from(1))
 }
@@ -336,10 +337,11 @@ fn report_and_save(
     let summary = vload_analyze::Summary::of(run).context("summarising the run")?;
     let report = vload_analyze::render::report::text::render(&summary);
     // With `-o -` the run file takes stdout, and the report goes to stderr.
+    let report = vload_analyze::units::clean_lines(&report);
     let printed = if output.is_some_and(|o| *o == output::Destination::Stdout) {
-        print_to(&mut std::io::stderr().lock(), &report)
+        paint::write_report(std::io::stderr().lock(), &report)
     } else {
-        print_to(&mut std::io::stdout().lock(), &report)
+        paint::write_report(std::io::stdout().lock(), &report)
     };
     if let Some(destination) = output
         && !save_run(destination, run)
@@ -373,18 +375,13 @@ fn no_response(run: &vload_schema::RunFile) -> Option<anyhow::Error> {
     ))
 }
 
-fn print_to(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
-    out.write_all(vload_analyze::units::clean_lines(text).as_bytes())?;
-    out.flush()
-}
-
 /// Writes the run file; when that fails (a full disk), says so in one line, saves it
 /// elsewhere, and says where. Returns false on failure (the run then exits 2).
 fn save_run(destination: &output::Destination, run: &vload_schema::RunFile) -> bool {
     let text = run.to_json();
     let error = match output::write(destination, &text, "run file") {
         Ok(()) => {
-            eprintln!(
+            crate::paint::say!(
                 "vload: run file written to {}",
                 destination.path().display()
             );
@@ -393,11 +390,11 @@ fn save_run(destination: &output::Destination, run: &vload_schema::RunFile) -> b
         Err(e) => format!("{e:#}"),
     };
     match output::rescue(&text, &run.run_id) {
-        Ok(saved) => eprintln!(
+        Ok(saved) => crate::paint::say!(
             "vload: error: {error}; the run was saved to {} instead",
             saved.display()
         ),
-        Err(failures) => eprintln!(
+        Err(failures) => crate::paint::say!(
             "vload: error: {error}; no copy could be saved either ({}): the report above is all that is left of this run",
             failures.join("; ")
         ),

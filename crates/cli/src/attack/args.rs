@@ -194,7 +194,7 @@ fn check_start(start_at: Option<std::time::SystemTime>, shard: bool) -> anyhow::
             "--start-at {when} was {ago} ago: give a time ahead (e.g. $(date -u -d '+1 min' +%Y-%m-%dT%H:%M:%SZ)), or drop it to start at once"
         );
     }
-    eprintln!(
+    crate::paint::say!(
         "vload: WARNING: --start-at {when} was {ago} ago: this shard starts now, late; its siblings may have started on time, and the merged report will flag the late start"
     );
     Ok(())

@@ -183,8 +183,9 @@ impl Observer for Observers<'_> {
         reason = "a warning that part of the output is lost"
     )]
     fn on_warning(&mut self, warning: &str) {
-        self.0
-            .suspend(|| eprintln!("vload: warning: {}", vload_analyze::units::clean(warning)));
+        self.0.suspend(|| {
+            crate::paint::say!("vload: warning: {}", vload_analyze::units::clean(warning))
+        });
     }
 
     fn on_waiting(&mut self, until_start: std::time::Duration) {
@@ -228,5 +229,5 @@ pub(crate) fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
     } else {
         String::new()
     };
-    eprintln!("vload: attacking {target}{address}{origin} with {threads}{why}");
+    crate::paint::say!("vload: attacking {target}{address}{origin} with {threads}{why}");
 }

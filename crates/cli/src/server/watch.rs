@@ -62,7 +62,7 @@ impl ServerWatch {
             let sample = super::process_cpu(pid).ok();
             if sample.is_none() && !self.cpu_lost {
                 self.cpu_lost = true;
-                eprintln!("vload: warning: --watch-pid {pid}: the process has ended");
+                crate::paint::say!("vload: warning: --watch-pid {pid}: the process has ended");
             }
             self.cpu_samples.push(sample);
         }
@@ -73,7 +73,7 @@ impl ServerWatch {
             if let Some(instance) = &self.varnish {
                 match super::varnishstat(instance.as_deref()) {
                     Ok(snapshot) => self.varnish_edge = Some(snapshot),
-                    Err(e) => eprintln!("vload: warning: {e:#}"),
+                    Err(e) => crate::paint::say!("vload: warning: {e:#}"),
                 }
             }
         }
@@ -122,7 +122,7 @@ impl ServerWatch {
             };
             match window {
                 Ok(window) => record.varnish = Some(window),
-                Err(why) => eprintln!("vload: warning: no Varnish counters kept: {why}"),
+                Err(why) => crate::paint::say!("vload: warning: no Varnish counters kept: {why}"),
             }
         }
         if let Some(pid) = self.pid {
@@ -133,7 +133,7 @@ impl ServerWatch {
                 (Some(start), Some(end)) => {
                     record.process = Some(super::process_window(pid, start, end));
                 }
-                _ => eprintln!("vload: warning: --watch-pid {pid}: no CPU time kept"),
+                _ => crate::paint::say!("vload: warning: --watch-pid {pid}: no CPU time kept"),
             }
             let tick = super::tick_s();
             for (interval, pair) in run.intervals.iter_mut().zip(self.cpu_samples.windows(2)) {

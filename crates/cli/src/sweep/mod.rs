@@ -41,7 +41,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         } else {
             ""
         };
-        eprintln!(
+        crate::paint::say!(
             "vload: step {n}: {} for {}{longer} after {} of warm-up",
             rate(step_rate),
             humantime::format_duration(stage),
@@ -58,13 +58,13 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         // Placed on the sweep's clock once every step has run.
         let record = step_record(&run, (n - 1) as u32, 0.0);
         let outcome = judge(&s.slo.0, &record, run.interrupted).context("judging a step")?;
-        eprintln!(
+        crate::paint::say!(
             "vload: step {n}: {}",
             step_line(step_rate, &record, &outcome)
         );
         search.record(step_rate, &outcome, repeatable(step_rate, &record));
         if search.next() == Some(step_rate) {
-            eprintln!(
+            crate::paint::say!(
                 "vload: step {n} missed the SLO: running {} again, since one pause of a busy machine can push a tail past it (--retries)",
                 rate(step_rate)
             );

@@ -276,3 +276,57 @@ fn the_progress_line_fits_a_narrow_terminal_and_is_off_in_a_pipe() {
     let err = stderr(&o);
     assert!(!err.contains('\r') && !err.contains("ETA"), "{err}");
 }
+
+/// Verdicts and errors coloured on a terminal (a pty from script(1)); none with `NO_COLOR`
+/// or in a pipe.
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("colour");
+    let file = dir.path("run.json");
+    run(
+        vload()
+            .args(["attack", "-c", "2", "-d", "1s", "-t", "1", "-o"])
+            .arg(&file)
+            .arg(origin.url()),
+        0,
+    );
+    let on_terminal = |no_color: bool, what: &str| {
+        let mut script = std::process::Command::new("script");
+        script.args(["-qec", what, "/dev/null"]);
+        script.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+        script.env("TERM", "xterm");
+        if no_color {
+            script.env("NO_COLOR", "1");
+        }
+        script.stdin(Stdio::null()).output().unwrap()
+    };
+    let report = format!(
+        "'{}' report '{}'",
+        env!("CARGO_BIN_EXE_vload"),
+        file.display()
+    );
+    let coloured = stdout(&on_terminal(false, &report));
+    assert!(
+        coloured.contains("Client health \x1b["),
+        "the health verdict coloured: {coloured}"
+    );
+    let plain = stdout(&on_terminal(true, &report));
+    assert!(
+        plain.contains("Client health") && !plain.contains('\x1b'),
+        "{plain}"
+    );
+    let piped = stdout(&run(vload().arg("report").arg(&file), 0));
+    assert!(!piped.contains('\x1b'), "{piped}");
+
+    // An error line on a terminal: the tag coloured; with NO_COLOR: plain.
+    let bad = format!("'{}' attack http://", env!("CARGO_BIN_EXE_vload"));
+    let coloured = stdout(&on_terminal(false, &bad));
+    assert!(coloured.contains("vload: \x1b["), "{coloured}");
+    let plain = stdout(&on_terminal(true, &bad));
+    assert!(
+        plain.contains("vload: error:") && !plain.contains('\x1b'),
+        "{plain}"
+    );
+}
