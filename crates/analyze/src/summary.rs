@@ -335,6 +335,18 @@ fn per_second(n: u64, seconds: f64) -> f64 {
     }
 }
 
+/// Which latency a run's primary figures are, in words.
+pub(crate) fn latency_words(kind: vload_schema::LatencyKind) -> &'static str {
+    match kind {
+        vload_schema::LatencyKind::Response => {
+            "response time from the intended send, open loop (free of coordinated omission)"
+        }
+        vload_schema::LatencyKind::Service => {
+            "service time from the actual write, closed loop (subject to coordinated omission)"
+        }
+    }
+}
+
 pub(crate) fn describe_plan(run: &RunFile) -> String {
     let p = &run.plan;
     let load = match p.mode {

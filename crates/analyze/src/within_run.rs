@@ -84,6 +84,16 @@ pub fn batched_of(metric: Metric, measured: &[&Interval]) -> Result<Option<Batch
     Ok(t_interval(&series, 0.95).map(|(mean, half)| shape((mean - half, mean + half))))
 }
 
+/// Why a run has no within-run interval: too short, or too few samples in some second.
+pub fn missing(run: &RunFile) -> String {
+    let seconds = measured(run).len();
+    if seconds < MIN_BATCHES {
+        format!("{seconds} s measured, {MIN_BATCHES} needed")
+    } else {
+        "too few samples a second".to_owned()
+    }
+}
+
 /// The measured whole seconds of a run (warm-up and short tails left out).
 pub fn measured(run: &RunFile) -> Vec<&Interval> {
     run.intervals

@@ -90,6 +90,9 @@ pub struct Side {
     pub spread_is_ci: bool,
     /// Single run: the within-run batch-means interval, if the run was long enough.
     pub within_run: Option<(f64, f64)>,
+    /// Single run without a within-run interval: why (`2 s measured, 5 needed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub within_run_missing: Option<String>,
     /// Runs.
     pub n: usize,
     /// Every run's value.
@@ -107,10 +110,18 @@ pub struct Row {
     pub a: Side,
     /// Group B.
     pub b: Side,
-    /// B against A: percent for ratios, percentage points for proportions.
+    /// B against A: percent for ratios, percentage points for proportions. With 4 or more
+    /// runs a side the Hodges-Lehmann shift, with 2-3 Welch's difference of the means (of the
+    /// logs, for ratios), else the difference of the medians.
     pub delta: Option<f64>,
+    /// The difference of the two medians shown (B's median against A's), which the shift
+    /// estimates differently.
+    pub medians_delta: Option<f64>,
     /// Interval of `delta`.
     pub interval: Option<(f64, f64)>,
+    /// The confidence `interval` truly has: rank intervals reach only discrete levels
+    /// (96.8% for 5 + 5 runs).
+    pub coverage: Option<f64>,
     /// p-value, where a test applies.
     pub p: Option<f64>,
     /// How the row was decided.
@@ -130,6 +141,7 @@ fn side(values: Vec<Option<f64>>) -> Side {
             spread: None,
             spread_is_ci: false,
             within_run: None,
+            within_run_missing: None,
             n,
             values,
         };
@@ -145,6 +157,7 @@ fn side(values: Vec<Option<f64>>) -> Side {
         spread,
         spread_is_ci,
         within_run: None,
+        within_run_missing: None,
         n,
         values,
     }
@@ -158,6 +171,15 @@ fn median_ci(n: usize, confidence: f64) -> Option<(usize, usize)> {
         .rev()
         .find(|&l| pmf[l + 1..n - l].iter().sum::<f64>() >= confidence)
         .map(|l| (l, n - 1 - l))
+}
+
+/// The confidence the median interval of `n` runs truly has (96.9% for 6), if it has one.
+pub fn median_ci_coverage(n: usize) -> Option<f64> {
+    if n < 6 {
+        return None;
+    }
+    let (lo, hi) = median_ci(n, CONFIDENCE)?;
+    Some((lo + 1..=hi).map(|k| binomial_pmf(n, k)).sum())
 }
 
 fn binomial_pmf(n: usize, k: usize) -> f64 {
@@ -179,7 +201,9 @@ pub fn compare_metric(
         metric,
         primary,
         delta: None,
+        medians_delta: None,
         interval: None,
+        coverage: None,
         p: None,
         method: Method::NotAvailable,
         verdict: Verdict::NotAvailable,
@@ -202,6 +226,7 @@ pub fn compare_metric(
         return row;
     }
     row.delta = Some(effect(metric, ma, mb));
+    row.medians_delta = row.delta;
     let first = xa[0];
     if xa.iter().chain(&xb).all(|v| *v == first) {
         row.method = Method::Identical;
@@ -220,7 +245,6 @@ pub fn compare_metric(
         (1, 1) => {
             row.method = Method::SingleRuns;
             row.verdict = Verdict::Inconclusive;
-            row.note = Some("1 vs 1: run-to-run variation is unmeasured".into());
             return row;
         }
         _ => {
@@ -257,6 +281,7 @@ fn rank_test(row: &mut Row, ta: &[f64], tb: &[f64]) {
     row.interval = hl
         .interval
         .map(|(lo, hi)| (to_effect(row.metric, lo), to_effect(row.metric, hi)));
+    row.coverage = hl.interval.and(hl.achieved_confidence);
 }
 
 /// 2-3 runs a side: Welch's t, labelled low N.
@@ -269,6 +294,7 @@ fn welch_low_n(row: &mut Row, ta: &[f64], tb: &[f64]) {
         to_effect(row.metric, w.interval.0),
         to_effect(row.metric, w.interval.1),
     ));
+    row.coverage = Some(CONFIDENCE);
     row.note =
         Some("parametric, low N: needs >= 4 runs per side for a distribution-free test".into());
 }
@@ -373,5 +399,9 @@ mod tests {
             "at n = 6 it is [min, max], 96.9%"
         );
         assert_eq!(median_ci(10, 0.95), Some((1, 8)));
+        // 1 - 2/64 at 6 runs; P(1 < B <= 8) for B ~ Bin(10, 1/2) = 1 - 2 * 11/1024.
+        assert!((median_ci_coverage(6).unwrap() - 0.96875).abs() < 1e-12);
+        assert!((median_ci_coverage(10).unwrap() - (1.0 - 22.0 / 1024.0)).abs() < 1e-12);
+        assert_eq!(median_ci_coverage(5), None);
     }
 }

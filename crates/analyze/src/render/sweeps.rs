@@ -58,23 +58,15 @@ fn lines(c: &SweepComparison) -> Vec<String> {
     ]
 }
 
-/// The capacity row and the p99 at each common rate, as compare's table.
-fn stats_rows(c: &SweepComparison) -> Vec<Vec<String>> {
-    let mut rows = vec![crate::render::compare::stats_header(
-        c.a.runs.len(),
-        c.b.runs.len(),
-    )];
-    rows.push(crate::render::compare::named_cells(
-        &c.capacity,
-        c.capacity.metric.name(),
-    ));
-    for (r, row) in &c.p99_at {
-        rows.push(crate::render::compare::named_cells(
-            row,
-            &format!("p99 at {}", rate(*r)),
-        ));
-    }
-    rows
+/// The capacity row and the p99 at each common rate, as compare's table, with its legend.
+fn stats_rows(c: &SweepComparison) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut rows = vec![(c.capacity.metric.name().to_owned(), &c.capacity)];
+    rows.extend(
+        c.p99_at
+            .iter()
+            .map(|(r, row)| (format!("p99 at {}", rate(*r)), row)),
+    );
+    crate::render::compare::named_table(c.a.runs.len(), c.b.runs.len(), &rows)
 }
 
 /// Renders as text.
@@ -100,7 +92,8 @@ pub fn text(c: &SweepComparison) -> String {
         out.push_str(&format!("{prefix}{}\n", check.message));
     }
     out.push('\n');
-    out.push_str(&table::layout(&stats_rows(c)));
+    let (stats, legend) = stats_rows(c);
+    out.push_str(&table::layout(&stats));
     if !c.steps.is_empty() {
         out.push('\n');
         let mut rows = vec![header()];
@@ -108,7 +101,7 @@ pub fn text(c: &SweepComparison) -> String {
         out.push_str(&table::layout(&rows));
     }
     out.push('\n');
-    for note in &c.notes {
+    for note in c.notes.iter().chain(&legend) {
         out.push_str(note);
         out.push('\n');
     }
@@ -135,7 +128,8 @@ pub fn markdown(c: &SweepComparison) -> String {
         out.push_str(&format!("- {prefix}{}\n", check.message));
     }
     out.push('\n');
-    out.push_str(&table::markdown(&stats_rows(c)));
+    let (stats, legend) = stats_rows(c);
+    out.push_str(&table::markdown(&stats));
     if !c.steps.is_empty() {
         out.push('\n');
         let mut rows = vec![header()];
@@ -143,8 +137,8 @@ pub fn markdown(c: &SweepComparison) -> String {
         out.push_str(&table::markdown(&rows));
     }
     out.push('\n');
-    for note in &c.notes {
-        out.push_str(&format!("- {note}\n"));
+    for note in c.notes.iter().chain(&legend) {
+        out.push_str(&format!("- {}\n", crate::render::compare::md_item(note)));
     }
     out
 }

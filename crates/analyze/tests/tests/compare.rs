@@ -32,13 +32,49 @@ fn five_against_five_finds_a_20_percent_drop() {
     assert_eq!(p50.verdict, Verdict::BFaster, "{p50:?}");
     assert!(p50.primary);
     assert!((p50.delta.unwrap() + 20.0).abs() < 5.0, "{p50:?}");
-    assert!(c.notes.iter().any(|n| n.contains("96.8%")), "{:?}", c.notes);
+    assert!((p50.coverage.unwrap() - 0.968).abs() < 5e-4, "{p50:?}");
     let text = vload_analyze::render::compare::text(&c);
     assert!(
         text.contains("B faster") && text.contains("p50 *"),
         "{text}"
     );
     assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+    // The shift is named, the medians' own difference stands beside it, the interval's
+    // header gives its true coverage, and every verdict word shown is explained.
+    let header = text.lines().find(|l| l.starts_with("metric")).unwrap();
+    for column in ["B vs A (medians)", "B vs A (HL shift)", "96.8% CI"] {
+        assert!(header.contains(column), "{column} in {header}");
+    }
+    assert!(!header.contains(" 95% CI"), "{header}");
+    assert!(
+        text.contains("HL shift: the Hodges-Lehmann shift"),
+        "{text}"
+    );
+    assert!(text.contains("its interval covers 96.8%"), "{text}");
+    assert!(
+        text.contains("A/B faster, A/B better: significant"),
+        "{text}"
+    );
+    let (medians, shift) = (p50.medians_delta.unwrap(), p50.delta.unwrap());
+    assert!(medians != shift, "two estimates: {medians} and {shift}");
+    for verdict in c.rows.iter().map(|r| r.verdict) {
+        let word = match verdict {
+            Verdict::NoDifference => "~: ",
+            Verdict::SmallButReal => "small but real: ",
+            Verdict::Inconclusive => "inconclusive: ",
+            Verdict::Equivalent { .. } => "equivalent (±M): ",
+            _ => continue,
+        };
+        assert!(text.contains(word), "{word} explained: {text}");
+    }
+    // Markdown: a table a pull request renders, the legend as a list.
+    let md = vload_analyze::render::compare::markdown(&c);
+    assert!(md.contains("| metric |") && md.contains("| --- |"), "{md}");
+    assert!(md.contains("\n- HL shift: "), "{md}");
+    assert!(
+        md.contains("\n- \\* primary metric"),
+        "not a nested list: {md}"
+    );
 }
 
 #[test]
@@ -80,8 +116,27 @@ fn one_against_one_gives_within_run_intervals_and_the_plain_sentence() {
         "same request counts"
     );
     assert!(c.notes.iter().any(|n| {
-        n.contains("run-to-run variation (restarts, placement, thermal) is unmeasured")
+        n.contains("1 against 1 cannot decide")
+            && n.contains("how much a re-run moves")
+            && n.contains("4 runs a side")
     }));
+    // Too short for a within-run interval: the cell says none, a line says why.
+    let a = vec![synthetic("before", 2, 1_000, 250_000.0, 1)];
+    let b = vec![synthetic("after", 2, 1_000, 300_000.0, 2)];
+    let c2 = vload_analyze::compare(("before", &a), ("after", &b)).unwrap();
+    let short = row(&c2, Metric::P50);
+    assert_eq!(
+        short.a.within_run_missing.as_deref(),
+        Some("2 s measured, 5 needed")
+    );
+    let text = vload_analyze::render::compare::text(&c2);
+    assert!(
+        text.contains("[none]")
+            && text.contains(
+                "no within-run interval (A: 2 s measured, 5 needed; B: 2 s measured, 5 needed)"
+            ),
+        "{text}"
+    );
     assert!(
         p50.regressed(10.0),
         "+20% with one run a side trips a 10% CI threshold"

@@ -26,6 +26,12 @@ fn hgrm_is_hdrhistograms_percentile_distribution() {
         text.contains("#[Mean") && text.contains("Total count    =        10000"),
         "{text}"
     );
+    // Which latency it carries, as a comment line like the footer's.
+    assert!(
+        text.lines()
+            .any(|l| l == "#[Latency = response time from the intended send, open loop (free of coordinated omission)]"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -39,9 +45,15 @@ fn wrk_layout_has_wrks_lines() {
         "10000 requests in",
         "Requests/sec:",
         "Transfer/sec:",
+        "Latency is response time from the intended send",
     ] {
         assert!(text.contains(needle), "missing {needle}:\n{text}");
     }
+    // The connections opened, not an open loop's cap of 10,000.
+    let mut run = run;
+    run.totals.connections_opened = 7;
+    let text = vload_analyze::render::report::wrk::render(&run).unwrap();
+    assert!(text.contains(" threads and 7 connections"), "{text}");
 }
 
 #[test]

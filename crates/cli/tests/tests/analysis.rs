@@ -59,7 +59,9 @@ fn report_compare_and_plot_work_on_attack_output() {
     let o = run(vload().arg("compare").arg(&fast).arg(&slow), 0);
     let text = stdout(&o);
     assert!(
-        text.contains("A = fast (1 run)") && text.contains("run-to-run variation"),
+        text.contains("A = fast (1 run)")
+            && text.contains("1 against 1 cannot decide")
+            && text.contains("[none]"),
         "{text}"
     );
     assert!(text.contains("WARNING: workload differs"), "{text}");

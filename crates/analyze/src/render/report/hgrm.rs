@@ -62,6 +62,12 @@ pub fn render(run: &RunFile) -> Result<String, SchemaError> {
         h.buckets(),
         sub_buckets
     );
+    // A comment line as the footer's are: plotters skip it.
+    let _ = writeln!(
+        out,
+        "#[Latency = {}]",
+        crate::summary::latency_words(run.latency.primary)
+    );
     Ok(out)
 }
 

@@ -19,10 +19,29 @@ pub fn render(run: &RunFile) -> Result<String, SchemaError> {
         seconds_label(run.window.measured_s),
         run.plan.target
     );
+    // wrk's figure is the connections it held open; vload's plan gives a cap (open loop)
+    // that the run may never have reached, so the count opened is shown, at most the cap.
+    let opened = run.totals.connections_opened
+        + run
+            .intervals
+            .iter()
+            .filter(|i| i.warmup)
+            .map(|i| i.connections_opened)
+            .sum::<u64>();
+    let connections = if opened == 0 {
+        u64::from(run.plan.connections)
+    } else {
+        opened.min(u64::from(run.plan.connections))
+    };
     let _ = writeln!(
         out,
-        "  {} threads and {} connections",
-        run.plan.threads, run.plan.connections
+        "  {} threads and {connections} connections",
+        run.plan.threads
+    );
+    let _ = writeln!(
+        out,
+        "  Latency is {}",
+        crate::summary::latency_words(run.latency.primary)
     );
     thread_stats(&mut out, run, &h, m);
     let _ = writeln!(out, "  Latency Distribution");
