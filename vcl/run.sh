@@ -14,7 +14,8 @@
 # Without COMMAND it prints them and waits for Ctrl-C.
 #
 # Environment: VLOAD (the vload binary; default: target/release/vload, built when missing),
-# VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1), VARNISHD_ARGS (more
+# VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1), ORIGIN_ARGS (more
+# origin arguments, split on spaces, e.g. ORIGIN_ARGS='--delay 5ms'), VARNISHD_ARGS (more
 # varnishd arguments, split on spaces, e.g. VARNISHD_ARGS='-p thread_pools=4 -t 120': the
 # server settings a comparison is about).
 set -euo pipefail
@@ -50,7 +51,8 @@ trap teardown EXIT
 trap 'exit 130' INT TERM
 
 # The origin on a free port; it prints its URL once listening.
-"$vload" origin --listen 127.0.0.1:0 --threads "${ORIGIN_THREADS:-1}" >"$work/origin.out" 2>&1 &
+# shellcheck disable=SC2086 # ORIGIN_ARGS is split on spaces on purpose
+"$vload" origin --listen 127.0.0.1:0 --threads "${ORIGIN_THREADS:-1}" ${ORIGIN_ARGS:-} >"$work/origin.out" 2>&1 &
 origin_pid=$!
 for _ in $(seq 100); do
     grep -q "listening on" "$work/origin.out" && break

@@ -33,16 +33,79 @@ fn plot_is_well_formed_and_has_every_runs_series() {
     ] {
         assert!(series.contains(&name), "missing series {name}: {series:?}");
     }
-    assert_eq!(
-        doc.descendants().filter(|n| n.has_tag_name("h2")).count(),
-        4,
-        "four charts"
+    let headings: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("h2"))
+        .map(|n| n.text().unwrap_or_default().to_owned())
+        .collect();
+    // Latency, throughput, a heatmap for each run, the percentile curve; no errors chart,
+    // since neither run had an error.
+    assert_eq!(headings.len(), 5, "{headings:?}");
+    assert!(
+        !headings.iter().any(|h| h.starts_with("Errors")),
+        "{headings:?}"
     );
+    for run in ["x86_64", "aarch64 <b&c>"] {
+        assert!(
+            headings.iter().any(|h| h
+                == &format!("Latency heatmap of {run}: response time from the intended send, each second's requests by latency")),
+            "a heatmap headed by {run}: {headings:?}"
+        );
+    }
     let polylines = doc
         .descendants()
         .filter(|n| n.attribute("class") == Some("series"))
         .count();
-    assert!(polylines >= 2 * 3 + 2 * 3, "{polylines}");
+    assert!(polylines >= 2 * 3 + 2, "{polylines}");
+    // The heatmap's cells: each second's shares add up to the whole second.
+    let cells: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("cell"))
+        .map(|n| {
+            let share = n.children().find(|c| c.has_tag_name("title")).unwrap();
+            share
+                .text()
+                .unwrap()
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .unwrap()
+        })
+        .collect();
+    assert!(cells.len() > 2 * 8 * 3, "{} cells", cells.len());
+    let total: f64 = cells.iter().sum();
+    assert!(
+        (total - 2.0 * 8.0 * 100.0).abs() < 2.0 * 8.0 * 0.5,
+        "every second's cells add to 100%: {total}"
+    );
+}
+
+/// Headings and the latency kind come from each run: a closed-loop run beside an open-loop
+/// one is not labelled as the first one is. Errors get their chart when a run had some.
+#[test]
+fn each_run_names_its_own_latency_and_errors_get_a_chart_when_there_are_some() {
+    let open = synthetic("open", 6, 500, 250_000.0, 1);
+    let mut closed = synthetic("closed", 6, 500, 200_000.0, 2);
+    closed.plan.mode = vload_schema::Mode::Closed;
+    closed.latency.primary = vload_schema::LatencyKind::Service;
+    closed.intervals[2]
+        .errors
+        .insert(vload_schema::ErrorKind::Reset, 5);
+    let runs = vec![("open".to_owned(), open), ("closed".to_owned(), closed)];
+    let page = vload_analyze::render::plot::html(&runs).unwrap();
+    for heading in [
+        "Latency heatmap of open: response time from the intended send",
+        "Latency heatmap of closed: service time (closed loop)",
+        "Latency over time: p50, p99 (dashed), max (dotted), each run&#39;s own latency, which differ",
+        "Errors over time",
+    ] {
+        let heading = heading.replace("&#39;", "'");
+        assert!(page.contains(&heading), "{heading}");
+    }
+    assert!(
+        page.contains("<td>service time</td>") && page.contains("<td>response time</td>"),
+        "the table names each run's latency"
+    );
+    assert!(page.contains("white-space: nowrap"), "cells do not wrap");
 }
 
 /// See #17, case 16: a run with no successful response made plot take log10(0) and

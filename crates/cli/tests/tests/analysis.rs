@@ -90,6 +90,13 @@ fn report_compare_and_plot_work_on_attack_output() {
             && page.contains("data-series=\"fast p50\"")
             && page.contains("data-series=\"slow\"")
     );
+    // Headings per run: each run's heatmap is named by its own label.
+    for name in ["fast", "slow"] {
+        assert!(
+            page.contains(&format!("<h2>Latency heatmap of {name}: response time")),
+            "{name}"
+        );
+    }
 }
 
 #[test]

@@ -11,7 +11,15 @@ use vload_schema::{LatencyKind, RunFile, SchemaError};
 
 use crate::summary::Summary;
 use crate::units::{count, duration_ns, rate};
-use svg::{Axis, PALETTE, Scale, Series, chart, escape, fmt_ms, fmt_percentile, fmt_plain, ms};
+use svg::{
+    Axis, HeatColumn, PALETTE, Scale, Series, bounds_of, chart, escape, fmt_ms, fmt_percentile,
+    fmt_plain, heatmap, ms,
+};
+
+/// Latency bins of a heatmap column (log-spaced between the chart's bounds).
+const HEAT_BINS: usize = 48;
+/// At most this many columns a heatmap: longer runs merge neighbouring seconds.
+const HEAT_COLUMNS: usize = 240;
 
 /// What one run contributes to the charts.
 struct RunSeries {
@@ -34,6 +42,12 @@ struct RunSeries {
     sweep: bool,
     /// A sweep's SLO latency limits, in ms, by name.
     slo: Vec<(String, f64)>,
+    /// Which latency the run's figures are.
+    kind: LatencyKind,
+    /// Per measured interval (or warm-up one): its span and its latency histogram.
+    histograms: Vec<(f64, f64, hdrhistogram::Histogram<u64>)>,
+    /// Failed requests over the whole run, warm-up included.
+    failed: u64,
     summary: Summary,
 }
 
@@ -52,6 +66,9 @@ impl RunSeries {
             knee: Default::default(),
             slo: slo_limits(run),
             sweep: run.sweep.is_some(),
+            kind: run.latency.primary,
+            histograms: Vec::new(),
+            failed: 0,
             summary: Summary::of(run)?,
         };
         series.knee = knee(&series.summary);
@@ -79,9 +96,40 @@ impl RunSeries {
                     .push((t, interval.intended as f64 / seconds));
             }
             let failed: u64 = interval.errors.values().sum();
+            series.failed += failed;
             series.errors.push((t, failed as f64 / seconds));
+            let end = interval.start_s + interval.duration_s;
+            series.histograms.push((interval.start_s, end, h));
         }
         Ok(series)
+    }
+
+    /// The heatmap's columns over `bounds` (ms): each second's (or group of seconds')
+    /// requests spread over log-spaced latency bins, as shares of the column.
+    fn heat_columns(&self, bounds: (f64, f64)) -> Vec<HeatColumn> {
+        let per_column = self.histograms.len().div_ceil(HEAT_COLUMNS).max(1);
+        let (log_lo, log_hi) = (bounds.0.log10(), bounds.1.log10());
+        self.histograms
+            .chunks(per_column)
+            .map(|chunk| {
+                let mut counts = vec![0u64; HEAT_BINS];
+                for (_, _, h) in chunk {
+                    for v in h.iter_recorded() {
+                        let at = ms(h.median_equivalent(v.value_iterated_to()) as f64)
+                            .max(bounds.0)
+                            .log10();
+                        let bin = ((at - log_lo) / (log_hi - log_lo) * HEAT_BINS as f64) as usize;
+                        counts[bin.min(HEAT_BINS - 1)] += v.count_at_value();
+                    }
+                }
+                let total = counts.iter().sum::<u64>().max(1) as f64;
+                HeatColumn {
+                    from: chunk[0].0,
+                    to: chunk[chunk.len() - 1].1,
+                    shares: counts.iter().map(|c| *c as f64 / total).collect(),
+                }
+            })
+            .collect()
     }
 
     fn line(&self, suffix: &str, dash: &'static str, points: &[(f64, f64)]) -> Series {
@@ -163,9 +211,14 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         scale: Scale::Log,
         format: fmt_ms,
     };
-    let kind = match runs.first().map(|(_, r)| r.latency.primary) {
-        Some(LatencyKind::Service) => "service time (closed loop)",
-        _ => "response time from the intended send",
+    // The latency each run reports: one phrase when they agree, else each run's own.
+    let kind = if series.windows(2).all(|w| w[0].kind == w[1].kind) {
+        series
+            .first()
+            .map_or(kind_words(LatencyKind::Response), |s| kind_words(s.kind))
+            .to_owned()
+    } else {
+        "each run's own latency, which differ: see the table".to_owned()
     };
     let all = |f: &dyn Fn(&RunSeries) -> Vec<Series>| series.iter().flat_map(f).collect::<Vec<_>>();
     let mut page = String::from(HEAD);
@@ -193,12 +246,16 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
     if series.iter().any(|s| !s.knee[0].is_empty()) {
         page.push_str(&stage_charts(&series, &time, &latency_axis));
     }
-    page.push_str(&chart(
-        "Errors over time (failed requests per second)",
-        &time,
-        &per_second("errors per second"),
-        &all(&|s| vec![s.line(" errors", "none", &s.errors)]),
-    ));
+    page.push_str(&heatmaps(&series, &time, &latency_axis));
+    // A chart of zeros says nothing: left out when no run had an error.
+    if series.iter().any(|s| s.failed > 0) {
+        page.push_str(&chart(
+            "Errors over time (failed requests per second)",
+            &time,
+            &per_second("errors per second"),
+            &all(&|s| vec![s.line(" errors", "none", &s.errors)]),
+        ));
+    }
     page.push_str(&chart(
         &format!("Latency by percentile ({kind})"),
         &Axis {
@@ -211,6 +268,40 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
     ));
     page.push_str(FOOT);
     Ok(page)
+}
+
+fn kind_words(kind: LatencyKind) -> &'static str {
+    match kind {
+        LatencyKind::Service => "service time (closed loop)",
+        LatencyKind::Response => "response time from the intended send",
+    }
+}
+
+/// One latency heatmap per run, all on the same latency bounds so they compare by eye.
+fn heatmaps(series: &[RunSeries], time: &Axis, latency: &Axis) -> String {
+    let bounds = bounds_of(
+        series
+            .iter()
+            .flat_map(|s| s.histograms.iter())
+            .filter(|(_, _, h)| !h.is_empty())
+            .flat_map(|(_, _, h)| [ms(h.min() as f64), ms(h.max() as f64)]),
+        Scale::Log,
+    );
+    let mut out = String::new();
+    for s in series.iter().filter(|s| !s.histograms.is_empty()) {
+        out.push_str(&heatmap(
+            &format!(
+                "Latency heatmap of {}: {}, each second's requests by latency",
+                s.name,
+                kind_words(s.kind)
+            ),
+            time,
+            latency,
+            bounds,
+            &s.heat_columns(bounds),
+        ));
+    }
+    out
 }
 
 /// For rate plans and sweeps: latency against the throughput each stage achieved (the
@@ -275,9 +366,10 @@ fn per_second(label: &'static str) -> Axis {
 
 const FOOT: &str = "<p class=\"foot\">Made by vload. Percentiles need 10/(1-q) samples to be meaningful: p99.9 rests on at least 10,000.</p>\n</body>\n</html>\n";
 
+/// One row a run (numbers only, so no cell wraps), then each run's plan on a line of its own.
 fn summary_table(rows: &[RunSeries]) -> String {
     let mut out = String::from(
-        "<table>\n<tr><th>run</th><th>plan</th><th>requests</th><th>throughput</th><th>p50</th><th>p99</th><th>p99.9</th><th>errors</th><th>client</th></tr>\n",
+        "<div class=\"table\">\n<table>\n<tr><th>run</th><th>requests</th><th>throughput</th><th>p50</th><th>p99</th><th>p99.9</th><th>errors</th><th>latency</th><th>client</th></tr>\n",
     );
     for RunSeries {
         name,
@@ -296,13 +388,16 @@ fn summary_table(rows: &[RunSeries]) -> String {
             out,
             r#"<tr><td><span class="swatch" style="background:{color}"></span>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             escape(name),
-            escape(&s.plan),
             count(s.requests),
             escape(&rate(s.throughput_per_s)),
             escape(&q("p50")),
             escape(&q("p99")),
             escape(&q("p99.9")),
             count(errors),
+            match s.latency_kind {
+                LatencyKind::Service => "service time",
+                LatencyKind::Response => "response time",
+            },
             match s.health.verdict {
                 vload_schema::HealthVerdict::Ok => "ok",
                 vload_schema::HealthVerdict::Warn => "warn",
@@ -310,7 +405,14 @@ fn summary_table(rows: &[RunSeries]) -> String {
             }
         );
     }
-    out.push_str("</table>\n");
+    out.push_str("</table>\n</div>\n<ul class=\"plans\">\n");
+    for RunSeries {
+        name, summary: s, ..
+    } in rows
+    {
+        let _ = writeln!(out, "<li><b>{}</b>: {}</li>", escape(name), escape(&s.plan));
+    }
+    out.push_str("</ul>\n");
     out
 }
 
@@ -324,7 +426,9 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24
 h1 { font-size: 20px; margin-bottom: 12px; }
 h2 { font-size: 15px; margin: 28px 0 6px; font-weight: 600; }
 table { border-collapse: collapse; font-size: 13px; width: 100%; }
-th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e5e5e5; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e5e5e5; white-space: nowrap; }
+.table { overflow-x: auto; }
+.plans { font-size: 13px; color: #444; padding-left: 18px; margin: 8px 0 0; }
 th { color: #555; font-weight: 600; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
 .tick { font-size: 11px; fill: #555; }
