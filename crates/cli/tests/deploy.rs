@@ -1,7 +1,8 @@
 //! The Kubernetes manifests in deploy/kubernetes, checked offline: a typed parse of the
 //! fields they use (unknown or misspelt fields are refused), the Indexed Job's invariants,
-//! and every vload flag they pass checked against `vload attack --help`. They are not
-//! validated against the full Kubernetes OpenAPI schema nor applied to a cluster here.
+//! and every vload flag they pass checked against `vload attack --help`. The official API
+//! types check them too: deploy/kubernetes/check (Go, k8s.io/api, strict decoding). They are
+//! not applied to a cluster here.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -334,4 +335,60 @@ fn the_docker_build_context_leaves_target_out() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.dockerignore");
     let ignore = std::fs::read_to_string(path).expect(".dockerignore at the root");
     assert!(ignore.lines().any(|l| l.trim() == "target/"), "{ignore}");
+}
+
+/// The manifests decode strictly into the official Kubernetes API types (k8s.io/api, in the
+/// Go program deploy/kubernetes/check), and a misspelt field makes that check fail.
+#[test]
+fn the_manifests_decode_strictly_into_the_kubernetes_api_types() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let check = root.join("deploy/kubernetes/check");
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none() && std::env::var_os("VLOAD_REQUIRE_GO").is_none(),
+            "go is not installed, and CI needs it for the Kubernetes API check (.ci/run installs it)"
+        );
+        println!("SKIPPED the_manifests_decode_strictly_into_the_kubernetes_api_types: go is not installed");
+        return;
+    }
+    let go = |files: &[std::path::PathBuf]| {
+        std::process::Command::new("go")
+            .args(["run", "."])
+            .args(files)
+            .current_dir(&check)
+            .output()
+            .expect("go runs")
+    };
+    let manifests: Vec<_> = ["job.yaml", "job-upload.yaml", "results-pvc.yaml"]
+        .iter()
+        .map(|f| root.join("deploy/kubernetes").join(f))
+        .collect();
+    let o = go(&manifests);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("3 manifests decode strictly"));
+
+    // The same Job with one field misspelt: refused, naming the field.
+    let dir = std::env::temp_dir().join(format!("vload-k8s-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("job.yaml");
+    let job = read("job.yaml");
+    assert!(job.contains("parallelism:"));
+    std::fs::write(&bad, job.replacen("parallelism:", "paralelism:", 1)).unwrap();
+    let o = go(std::slice::from_ref(&bad));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!o.status.success(), "a misspelt field must fail the check");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("unknown field \"paralelism\""),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
