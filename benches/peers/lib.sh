@@ -37,3 +37,43 @@ start_origin() {
     "$top/target/release/vload-origin" --listen "127.0.0.1:$port" "$@" >/dev/null & pids+=($!)
     wait_port "$port"
 }
+
+# host_info: what a table was measured on, printed above it, so that a table from another
+# host can be told apart: CPU model and count, kernel, date, and the version of each tool.
+host_info() {
+    local cpu
+    cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+    echo "host: ${cpu:-unknown CPU}, $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(date -u +%Y-%m-%d)"
+    # Some tools exit non-zero from their version flag (wrk -v): never fatal here.
+    ver() { { "$@" 2>&1 || true; } | head -1; }
+    local versions=("vload $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?') ($(ver rustc --version | awk '{print $1, $2}'))")
+    command -v wrk >/dev/null && versions+=("wrk $(ver wrk -v | awk '{print $2}')")
+    command -v h2load >/dev/null && versions+=("h2load $(ver h2load --version | awk '{print $2}')")
+    command -v nginx >/dev/null && versions+=("$(ver nginx -v | sed 's/.*: //')")
+    command -v oha >/dev/null && versions+=("oha $(ver oha --version | awk '{print $2}')")
+    command -v vegeta >/dev/null && versions+=("vegeta $(vegeta -version 2>&1 | awk '/Version/ {print $2}' || true)")
+    local IFS=','
+    echo "tools: ${versions[*]}" | sed 's/,/, /g'
+}
+
+# start_nginx_tls PORT: start_nginx with TLS (a fresh self-signed certificate) and HTTP/2
+# on the same port: https://127.0.0.1:PORT/ answers h1 and h2 (ALPN).
+start_nginx_tls() {
+    command -v nginx >/dev/null || { echo "needs nginx (apt-get install -y nginx)" >&2; exit 2; }
+    command -v openssl >/dev/null || { echo "needs openssl" >&2; exit 2; }
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=127.0.0.1 -addext basicConstraints=critical,CA:FALSE \
+        -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
+    cat > "$tmp/nginx-$1.conf" <<CONF
+worker_processes 1; daemon off; pid $tmp/nginx-$1.pid; error_log $tmp/error-$1.log;
+worker_rlimit_nofile $(ulimit -n);
+events { worker_connections 65536; }
+http { access_log off; keepalive_requests 100000000;
+  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
+  server { listen 127.0.0.1:$1 ssl http2 backlog=65535;
+    ssl_certificate $tmp/cert.pem; ssl_certificate_key $tmp/key.pem; ssl_protocols TLSv1.3;
+    location / { default_type text/plain; return 200 "Hello World"; } } }
+CONF
+    nginx -c "$tmp/nginx-$1.conf" & pids+=($!)
+    wait_port "$1"
+}

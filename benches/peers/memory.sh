@@ -5,6 +5,7 @@ set -euo pipefail
 rate=${1:-20000}; short=${2:-10}; long=${3:-120}
 source "$(dirname "$0")/lib.sh"
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
+host_info
 start_origin 18097
 echo "| rate | run length | peak RSS MB | connections opened | requests |"
 echo "| ---: | ---: | ---: | ---: | ---: |"

@@ -12,6 +12,7 @@ source "$(dirname "$0")/lib.sh"
 export PATH="$PATH:$HOME/go/bin"
 for tool in vegeta nginx; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
 cargo build --release -q -p vload --manifest-path "$top/Cargo.toml"
+host_info
 port=18099
 start_nginx "$port"
 url="http://127.0.0.1:$port/"
@@ -35,11 +36,11 @@ PY
     python3 - "$tmp/rep.json" "$rate" "$user" "$sys" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["report"]
-q = dict(r["latency"]["quantiles"])
+q = r["latency"]
 lag = r["health"].get("dispatch_lag_p99_ns")
 sent = r["rate_per_s"]
 cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(r["requests"], 1)
 fmt = lambda ns: "n/a" if ns is None else f"{ns/1e3:,.0f} µs"
-print(f"| vload | {int(sys.argv[2]):,} | {sent:,.0f} | {fmt(q.get('p50'))} | {fmt(q.get('p99'))} | {fmt(lag)} | {r['late_sends']:,} | {cpu:.2f} |")
+print(f"| vload | {int(sys.argv[2]):,} | {sent:,.0f} | {fmt(q.get('p50_ns'))} | {fmt(q.get('p99_ns'))} | {fmt(lag)} | {r['late_sends']:,} | {cpu:.2f} |")
 PY
 done

@@ -8,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install -y wrk)" >&2; exit 2; }
 command -v nginx >/dev/null || { echo "needs nginx (apt-get install -y nginx)" >&2; exit 2; }
 cargo build --release -q -p vload-origin --manifest-path "$top/Cargo.toml"
+host_info
 nginx_port=18080; origin_port=18081
 start_nginx $nginx_port
 # shellcheck disable=SC2086 # ORIGIN_ARGS holds several words

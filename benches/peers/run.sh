@@ -47,6 +47,7 @@ for tool in $tools; do
     if [[ $tool = vload ]] || need "$tool"; then available+=("$tool"); else echo "skipping $tool: not installed" >&2; fi
 done
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
+host_info
 
 
 start_target() { # name port

@@ -8,6 +8,7 @@ levels=${1:-1 10 100 1000 10000}; secs=${2:-5}; rounds=${3:-2}
 source "$(dirname "$0")/lib.sh"
 for tool in wrk nginx /usr/bin/time; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
 cargo build --release -q -p vload --manifest-path "$top/Cargo.toml"
+host_info
 port=18098
 start_nginx "$port"
 url="http://127.0.0.1:$port/"

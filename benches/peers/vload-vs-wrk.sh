@@ -7,6 +7,7 @@ rounds=${1:-3}; secs=${2:-5}; conns=${3:-50}; target=${4:-nginx}
 source "$(dirname "$0")/lib.sh"
 for tool in wrk nginx /usr/bin/time; do command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install -y wrk nginx time)" >&2; exit 2; }; done
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
+host_info
 port=18090
 if [ "$target" = nginx ]; then start_nginx $port; else start_origin $port; fi
 url="http://127.0.0.1:$port/"
