@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, ReadBuf};
 use vload_schema::ErrorKind;
 
-use crate::cache::{CacheClass, CacheSource, classify_pairs};
+use crate::cache::{CacheClass, CacheSource};
 use crate::tls::Io;
 
 /// A response head larger than this is refused.
@@ -73,39 +73,50 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
     let http10 = response.version == Some(0);
     let (mut length, mut chunked, mut encoded) = (None, false, false);
     let (mut close, mut keep_alive) = (false, false);
+    // One pass over the headers for framing and cache status, each name tested only against
+    // the names of its length (most headers are none of them).
+    let (mut varnish, mut x_cache, mut age) = (None, None, None);
     for h in response.headers.iter() {
         let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let value = std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or_else(|| {
-                    format!(
-                        "malformed Content-Length '{}'",
-                        String::from_utf8_lossy(h.value)
-                    )
-                })?;
-            if length.is_some_and(|l| l != value) {
-                return Err("conflicting Content-Length headers".into());
+        match name.len() {
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                let value = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        format!(
+                            "malformed Content-Length '{}'",
+                            String::from_utf8_lossy(h.value)
+                        )
+                    })?;
+                if length.is_some_and(|l| l != value) {
+                    return Err("conflicting Content-Length headers".into());
+                }
+                length = Some(value);
             }
-            length = Some(value);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            encoded = true;
-            // Only the last coding decides: "gzip, chunked" is chunked.
-            chunked = h
-                .value
-                .rsplit(|b| *b == b',')
-                .next()
-                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for token in h.value.split(|b| *b == b',') {
-                let token = token.trim_ascii();
-                close |= token.eq_ignore_ascii_case(b"close");
-                keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                encoded = true;
+                // Only the last coding decides: "gzip, chunked" is chunked.
+                chunked = h
+                    .value
+                    .rsplit(|b| *b == b',')
+                    .next()
+                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
             }
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                for token in h.value.split(|b| *b == b',') {
+                    let token = token.trim_ascii();
+                    close |= token.eq_ignore_ascii_case(b"close");
+                    keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+            9 if name.eq_ignore_ascii_case(b"x-varnish") => varnish = Some(h.value),
+            7 if name.eq_ignore_ascii_case(b"x-cache") => x_cache = Some(h.value),
+            3 if name.eq_ignore_ascii_case(b"age") => age = Some(h.value),
+            _ => {}
         }
     }
-    let cache = classify_pairs(response.headers.iter().map(|h| (h.name, h.value)));
+    let cache = crate::cache::decide(varnish, x_cache, age);
     let framing = if head_request || (100..200).contains(&status) || status == 204 || status == 304
     {
         Framing::Empty

@@ -3,7 +3,8 @@
 
 use std::time::Instant;
 
-/// A request to send. Closed loop: intended = when it was issued.
+/// A request to send. The times are the open loop's: a closed loop's jobs carry a fixed
+/// time in them, never read.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
     pub(super) intended: Instant,
@@ -16,12 +17,11 @@ pub(super) struct Job {
 }
 
 impl Job {
-    /// A job due now (the closed loop's).
-    pub(super) fn now() -> Job {
-        let now = Instant::now();
+    /// A closed loop's job: it has no intended send time; `at` fills the fields.
+    pub(super) fn closed(at: Instant) -> Job {
         Job {
-            intended: now,
-            dispatched: now,
+            intended: at,
+            dispatched: at,
             queued: false,
             stage: 0,
         }
