@@ -51,7 +51,8 @@ host_info() {
     command -v h2load >/dev/null && versions+=("h2load $(ver h2load --version | awk '{print $2}')")
     command -v nginx >/dev/null && versions+=("$(ver nginx -v | sed 's/.*: //')")
     command -v oha >/dev/null && versions+=("oha $(ver oha --version | awk '{print $2}')")
-    command -v vegeta >/dev/null && versions+=("vegeta $(vegeta -version 2>&1 | awk '/Version/ {print $2}' || true)")
+    # vegeta built from its module (run.sh) reports no version of its own: the module's.
+    command -v vegeta >/dev/null && versions+=("vegeta $({ go version -m "$(command -v vegeta)" 2>/dev/null || true; } | awk '$1 == "mod" {print $3}')")
     local IFS=','
     echo "tools: ${versions[*]}" | sed 's/,/, /g'
 }
