@@ -163,7 +163,7 @@ fn latency(t: &IntervalStats, open: bool) -> Latency {
 
 /// A quantile of a distribution, within its exact extremes; `None` when it is empty.
 fn quantile(d: &Distribution, q: f64) -> Option<u64> {
-    (!d.histogram.is_empty()).then(|| d.moments.clamp(d.histogram.value_at_quantile(q)))
+    d.quantile(q)
 }
 
 fn health(

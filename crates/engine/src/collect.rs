@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterBuilder, Tag};
-use vload_schema::{EncodedHistogram, HistogramSettings, Interval, LatencyRecord};
+use vload_schema::{HistogramSettings, Interval, LatencyRecord};
 
 use crate::record::{Distribution, IntervalStats, StageStats};
 use crate::worker::{WorkerMsg, WorkerSummary};
@@ -47,8 +47,7 @@ pub(crate) struct CollectSetup {
 
 pub(crate) fn record_of(d: &Distribution) -> LatencyRecord {
     LatencyRecord {
-        histogram: EncodedHistogram::encode(&d.histogram)
-            .expect("in-memory encoding does not fail"),
+        histogram: d.encode(),
         moments: d.moments,
     }
 }
@@ -286,7 +285,6 @@ impl<'a> State<'a> {
         } else {
             &self.everything.service
         };
-        let has = !so_far.histogram.is_empty();
         observer.on_interval(&Progress {
             elapsed: Duration::from_secs(u64::from(index) + 1),
             planned: self.setup.planned.map(|p| p + self.setup.warmup),
@@ -295,16 +293,8 @@ impl<'a> State<'a> {
             completed: self.everything.completed,
             errors: self.everything.error_total(),
             rate_per_s: stats.completed as f64,
-            p50_ns: has.then(|| {
-                so_far
-                    .moments
-                    .clamp(so_far.histogram.value_at_quantile(0.5))
-            }),
-            p99_ns: has.then(|| {
-                so_far
-                    .moments
-                    .clamp(so_far.histogram.value_at_quantile(0.99))
-            }),
+            p50_ns: so_far.quantile(0.5),
+            p99_ns: so_far.quantile(0.99),
         });
         if let Some(interval) = self.intervals.last() {
             observer.on_record(interval);
@@ -343,7 +333,7 @@ fn write_hlog(
         tagged.push(("lag", &stats.dispatch_lag));
     }
     for (tag, d) in tagged {
-        log.write_histogram(&d.histogram, start, second, Tag::new(tag))
+        log.write_histogram(&d.histogram(), start, second, Tag::new(tag))
             .map_err(|e| e.to_string())?;
     }
     Ok(())

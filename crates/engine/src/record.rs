@@ -31,9 +31,16 @@ fn kind_index(kind: ErrorKind) -> usize {
 }
 
 /// A histogram and the exact moments of the same values.
+///
+/// The histogram is allocated at the first value: hdrhistogram zero-fills its counts on
+/// creation (about 220 KB at the default layout, every page touched), and most of an
+/// interval's eight distributions never see a value in a given run (a closed loop records
+/// service time and hiccups only). Measured with massif: histograms were 85% of the heap at
+/// 50 connections before this.
 #[derive(Debug, Clone)]
 pub(crate) struct Distribution {
-    pub(crate) histogram: Histogram<u64>,
+    histogram: Option<Histogram<u64>>,
+    layout: HistogramSettings,
     pub(crate) moments: Moments,
     /// Values above the histogram's range (recorded at its maximum).
     pub(crate) out_of_range: u64,
@@ -42,36 +49,83 @@ pub(crate) struct Distribution {
 impl Distribution {
     pub(crate) fn new(settings: &HistogramSettings) -> Self {
         Distribution {
-            histogram: new_histogram(settings),
+            histogram: None,
+            layout: *settings,
             moments: Moments::new(),
             out_of_range: 0,
         }
+    }
+
+    /// The histogram, allocated on first use.
+    fn counts(&mut self) -> &mut Histogram<u64> {
+        let layout = self.layout;
+        self.histogram.get_or_insert_with(|| new_histogram(&layout))
+    }
+
+    /// The histogram as it is, or an empty one of the same layout when nothing was recorded.
+    pub(crate) fn histogram(&self) -> std::borrow::Cow<'_, Histogram<u64>> {
+        match &self.histogram {
+            Some(h) => std::borrow::Cow::Borrowed(h),
+            None => std::borrow::Cow::Owned(new_histogram(&self.layout)),
+        }
+    }
+
+    /// The value at quantile `q`, clamped to the exact range; `None` when empty.
+    pub(crate) fn quantile(&self, q: f64) -> Option<u64> {
+        self.histogram
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| self.moments.clamp(h.value_at_quantile(q)))
     }
 
     #[inline]
     pub(crate) fn record(&mut self, value_ns: u64) {
         self.moments.record(value_ns);
-        if self.histogram.record(value_ns.max(1)).is_err() {
+        let histogram = self.counts();
+        if histogram.record(value_ns.max(1)).is_err() {
+            histogram.saturating_record(value_ns);
             self.out_of_range += 1;
-            self.histogram.saturating_record(value_ns);
         }
     }
 
     pub(crate) fn merge(&mut self, other: &Distribution) {
-        self.histogram
-            .add(&other.histogram)
-            .expect("histograms share one layout");
+        if let Some(theirs) = &other.histogram
+            && !theirs.is_empty()
+        {
+            self.counts()
+                .add(theirs)
+                .expect("histograms share one layout");
+        }
         self.moments.merge(&other.moments);
         self.out_of_range += other.out_of_range;
     }
 
+    /// The histogram encoded for the run file. An empty one is encoded once per thread and
+    /// layout (the encoding of nothing is the same every interval).
+    pub(crate) fn encode(&self) -> vload_schema::EncodedHistogram {
+        thread_local! {
+            static EMPTY: std::cell::RefCell<Option<(HistogramSettings, vload_schema::EncodedHistogram)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let encode = |h: &Histogram<u64>| {
+            vload_schema::EncodedHistogram::encode(h).expect("in-memory encoding does not fail")
+        };
+        match &self.histogram {
+            Some(h) => encode(h),
+            None => EMPTY.with_borrow_mut(|cached| match cached {
+                Some((layout, encoded)) if *layout == self.layout => encoded.clone(),
+                _ => {
+                    let encoded = encode(&new_histogram(&self.layout));
+                    *cached = Some((self.layout, encoded.clone()));
+                    encoded
+                }
+            }),
+        }
+    }
+
     /// An empty distribution with the same layout, for swapping.
     pub(crate) fn fresh(&self) -> Self {
-        Distribution {
-            histogram: Histogram::new_from(&self.histogram),
-            moments: Moments::new(),
-            out_of_range: 0,
-        }
+        Distribution::new(&self.layout)
     }
 }
 
@@ -344,7 +398,7 @@ mod tests {
         assert_eq!(stats.sent, 0);
         assert_eq!(stats.error_total(), 0);
         assert_eq!(stats.status_codes().count(), 0);
-        assert_eq!(stats.service.histogram.len(), 0);
+        assert!(stats.service.quantile(0.5).is_none());
     }
 
     #[test]
@@ -361,7 +415,7 @@ mod tests {
         assert_eq!(a.status_codes().collect::<Vec<_>>(), [(200, 2), (503, 1)]);
         assert_eq!(a.status_classes().s2xx, 2);
         assert_eq!(a.status_classes().s5xx, 1);
-        assert_eq!(a.service.histogram.len(), 2);
+        assert_eq!(a.service.histogram().len(), 2);
         assert_eq!(a.service.moments.mean(), Some(20.0));
         assert_eq!(
             a.errors_by_kind().collect::<Vec<_>>(),
@@ -394,7 +448,7 @@ mod tests {
         let mut d = Distribution::new(&HistogramSettings::default());
         d.record(120_000_000_000);
         assert_eq!(d.out_of_range, 1);
-        assert_eq!(d.histogram.len(), 1);
+        assert_eq!(d.histogram().len(), 1);
         assert_eq!(d.moments.max_ns, 120_000_000_000);
     }
 }
