@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open loop against vegeta: both asked for the same constant rate on the same target (nginx,
+# Open loop against vegeta and oha -q (when installed): all asked for the same constant rate on the same target (nginx,
 # one worker, 11-byte body). Prints what each achieved: the rate it actually sent at, its
 # latency p50/p99, and for vload the dispatch lag p99 and late sends (how far behind its own
 # schedule it fell). vegeta reports no schedule lag; its achieved "rate" falling short of the
@@ -29,6 +29,20 @@ d = json.load(open(sys.argv[1])); l = d["latencies"]
 cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(d["requests"], 1)
 print(f"| vegeta | {int(sys.argv[2]):,} | {d['rate']:,.0f} | {l['50th']/1e3:,.0f} µs | {l['99th']/1e3:,.0f} µs | n/a | n/a | {cpu:.2f} |")
 PY
+    if command -v oha >/dev/null; then
+        # oha's open loop: -q RATE with --latency-correction (latency from the intended send).
+        /usr/bin/time -f "%U %S" -o "$tmp/time" oha --no-tui --output-format json --worker-threads 1 \
+            -q "$rate" --latency-correction -c "$maxc" -z "${secs}s" "$url" > "$tmp/o.json" 2>/dev/null || true
+        read -r user sys < <(tail -1 "$tmp/time")
+        python3 - "$tmp/o.json" "$rate" "$user" "$sys" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["summary"]; l = d["latencyPercentiles"]
+n = sum(d.get("statusCodeDistribution", {}).values())
+cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(n, 1)
+us = lambda v: "n/a" if v is None else f"{v * 1e6:,.0f} µs"
+print(f"| oha -q | {int(sys.argv[2]):,} | {s['requestsPerSec']:,.0f} | {us(l.get('p50'))} | {us(l.get('p99'))} | n/a | n/a | {cpu:.2f} |")
+PY
+    fi
     /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -r "$rate" -d "${secs}s" \
         --max-connections "$maxc" --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
     read -r user sys < "$tmp/time"
