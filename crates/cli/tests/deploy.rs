@@ -352,9 +352,12 @@ fn the_manifests_decode_strictly_into_the_kubernetes_api_types() {
             std::env::var_os("CI").is_none() && std::env::var_os("VLOAD_REQUIRE_GO").is_none(),
             "go is not installed, and CI needs it for the Kubernetes API check (.ci/run installs it)"
         );
-        println!(
-            "SKIPPED the_manifests_decode_strictly_into_the_kubernetes_api_types: go is not installed"
-        );
+        #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+        {
+            eprintln!(
+                "SKIPPED the_manifests_decode_strictly_into_the_kubernetes_api_types: go is not installed"
+            );
+        }
         return;
     }
     let go = |files: &[std::path::PathBuf]| {
