@@ -15,8 +15,9 @@ wait_port() {
     echo "nothing listens on 127.0.0.1:$1" >&2; exit 1
 }
 
-# start_nginx PORT: one worker, a fixed 11-byte body, access log off.
-start_nginx() {
+# nginx_on PORT LISTEN_OPTIONS SERVER_DIRECTIVES: one worker, a fixed 11-byte body, access
+# log off, listening on 127.0.0.1:PORT with the options given.
+nginx_on() {
     command -v nginx >/dev/null || { echo "needs nginx (apt-get install -y nginx)" >&2; exit 2; }
     cat > "$tmp/nginx-$1.conf" <<CONF
 worker_processes 1; daemon off; pid $tmp/nginx-$1.pid; error_log $tmp/error-$1.log;
@@ -24,11 +25,15 @@ worker_rlimit_nofile $(ulimit -n);
 events { worker_connections 65536; }
 http { access_log off; keepalive_requests 100000000;
   client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
-  server { listen 127.0.0.1:$1 backlog=65535; location / { default_type text/plain; return 200 "Hello World"; } } }
+  server { listen 127.0.0.1:$1 $2 backlog=65535; $3
+    location / { default_type text/plain; return 200 "Hello World"; } } }
 CONF
     nginx -c "$tmp/nginx-$1.conf" & pids+=($!)
     wait_port "$1"
 }
+
+# start_nginx PORT: plain HTTP/1.1.
+start_nginx() { nginx_on "$1" "" ""; }
 
 # start_origin PORT [ARGS...]: vload-origin, one thread unless ARGS say otherwise.
 start_origin() {
@@ -57,24 +62,13 @@ host_info() {
     echo "tools: ${versions[*]}" | sed 's/,/, /g'
 }
 
-# start_nginx_tls PORT: start_nginx with TLS (a fresh self-signed certificate) and HTTP/2
-# on the same port: https://127.0.0.1:PORT/ answers h1 and h2 (ALPN).
+# start_nginx_tls PORT: TLS 1.3 (a fresh self-signed certificate) and HTTP/2 on the same
+# port: https://127.0.0.1:PORT/ answers h1 and h2 (ALPN).
 start_nginx_tls() {
-    command -v nginx >/dev/null || { echo "needs nginx (apt-get install -y nginx)" >&2; exit 2; }
     command -v openssl >/dev/null || { echo "needs openssl" >&2; exit 2; }
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
         -subj /CN=127.0.0.1 -addext basicConstraints=critical,CA:FALSE \
         -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
-    cat > "$tmp/nginx-$1.conf" <<CONF
-worker_processes 1; daemon off; pid $tmp/nginx-$1.pid; error_log $tmp/error-$1.log;
-worker_rlimit_nofile $(ulimit -n);
-events { worker_connections 65536; }
-http { access_log off; keepalive_requests 100000000;
-  client_body_temp_path $tmp; proxy_temp_path $tmp; fastcgi_temp_path $tmp; uwsgi_temp_path $tmp; scgi_temp_path $tmp;
-  server { listen 127.0.0.1:$1 ssl http2 backlog=65535;
-    ssl_certificate $tmp/cert.pem; ssl_certificate_key $tmp/key.pem; ssl_protocols TLSv1.3;
-    location / { default_type text/plain; return 200 "Hello World"; } } }
-CONF
-    nginx -c "$tmp/nginx-$1.conf" & pids+=($!)
-    wait_port "$1"
+    nginx_on "$1" "ssl http2" \
+        "ssl_certificate $tmp/cert.pem; ssl_certificate_key $tmp/key.pem; ssl_protocols TLSv1.3;"
 }

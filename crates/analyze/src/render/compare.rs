@@ -26,7 +26,7 @@ fn fmt_side(row: &Row, side: &Side) -> String {
 }
 
 fn fmt_delta(row: &Row, d: f64) -> String {
-    if row.metric.name().contains("rate") || row.metric.name().contains("ratio") {
+    if !row.metric.is_ratio() {
         format!("{d:+.2} pp")
     } else {
         format!("{d:+.1}%")
@@ -225,7 +225,19 @@ fn legend<'a>(rows: impl IntoIterator<Item = &'a Row> + Clone, columns: &Columns
             Verdict::AFaster | Verdict::BFaster | Verdict::ABetter | Verdict::BBetter
         )
     }) {
-        lines.push("A/B faster, A/B better: significant (p < 0.05) and the whole interval lies beyond the metric's margin (±2% throughput and mean, ±3% p50 and p90, ±5% p99, ±10% p99.9, ±0.1 pp errors, ±0.5 pp hit ratio)".to_owned());
+        // The margins of the metrics in this table, from the metrics themselves.
+        let mut margins: Vec<String> = Vec::new();
+        for row in &rows {
+            let unit = if row.metric.is_ratio() { "%" } else { " pp" };
+            let text = format!("±{}{unit} {}", row.metric.margin(), row.metric.name());
+            if !margins.contains(&text) {
+                margins.push(text);
+            }
+        }
+        lines.push(format!(
+            "A/B faster, A/B better: significant (p < 0.05) and the whole interval lies beyond the metric's margin ({})",
+            margins.join(", ")
+        ));
     }
     if has(&|v| matches!(v, Verdict::SmallButReal)) {
         lines.push("small but real: significant (p < 0.05), but the interval reaches inside the margin, so the difference may be too small to matter".to_owned());

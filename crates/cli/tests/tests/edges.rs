@@ -97,22 +97,15 @@ fn a_client_frozen_past_the_end_counts_every_due_request() {
     let origin = origin();
     let dir = Scratch::new("frozen");
     let out = dir.path("run.json");
-    let mut child = vload()
-        .args(["attack", "-r", "500", "-d", "3s", "--no-progress", "-o"])
-        .arg(&out)
-        .arg(origin.url())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    signal(&child, libc::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(3000));
-    signal(&child, libc::SIGCONT);
-    let status = wait(&mut child, Duration::from_secs(30));
+    let (status, report) = run_frozen(
+        vload()
+            .args(["attack", "-r", "500", "-d", "3s", "--no-progress", "-o"])
+            .arg(&out)
+            .arg(origin.url()),
+        Duration::from_millis(1200),
+        Duration::from_millis(3000),
+    );
     assert!(status.success(), "{status:?}");
-    let mut report = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut report).unwrap();
     let run = read_run(&out);
     let t = &run.totals;
     assert!(

@@ -91,33 +91,26 @@ fn a_client_frozen_for_a_second_is_not_faithful() {
     let origin = origin();
     let dir = Scratch::new("poisson-frozen");
     let out = dir.path("run.json");
-    let mut child = vload()
-        .args([
-            "attack",
-            "-r",
-            "2000",
-            "--arrival",
-            "poisson",
-            "-d",
-            "5s",
-            "-t",
-            "1",
-        ])
-        .args(["--no-progress", "-o"])
-        .arg(&out)
-        .arg(origin.url())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2000));
-    signal(&child, libc::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(1000));
-    signal(&child, libc::SIGCONT);
-    let status = wait(&mut child, Duration::from_secs(30));
+    let (status, report) = run_frozen(
+        vload()
+            .args([
+                "attack",
+                "-r",
+                "2000",
+                "--arrival",
+                "poisson",
+                "-d",
+                "5s",
+                "-t",
+                "1",
+            ])
+            .args(["--no-progress", "-o"])
+            .arg(&out)
+            .arg(origin.url()),
+        Duration::from_millis(2000),
+        Duration::from_millis(1000),
+    );
     assert!(status.success(), "{status:?}");
-    let mut report = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut report).unwrap();
     let run = read_run(&out);
     let arrivals = check(&run, "arrivals");
     assert_eq!(arrivals.verdict, CheckVerdict::Fail, "{}", arrivals.message);

@@ -91,3 +91,25 @@ pub(crate) fn wait(
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Runs `cmd` (an attack) with stdout captured, freezes it with SIGSTOP `at` after its start
+/// for `length`, lets it go on, and returns its exit status and stdout.
+pub(crate) fn run_frozen(
+    cmd: &mut Command,
+    at: std::time::Duration,
+    length: std::time::Duration,
+) -> (std::process::ExitStatus, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(at);
+    signal(&child, libc::SIGSTOP);
+    std::thread::sleep(length);
+    signal(&child, libc::SIGCONT);
+    let status = wait(&mut child, std::time::Duration::from_secs(30));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    (status, stdout)
+}

@@ -119,10 +119,12 @@ impl RunSeries {
                             .max(bounds.0)
                             .log10();
                         let bin = ((at - log_lo) / (log_hi - log_lo) * HEAT_BINS as f64) as usize;
-                        counts[bin.min(HEAT_BINS - 1)] += v.count_at_value();
+                        // Saturating: a hostile run file's counts must not wrap.
+                        let cell = &mut counts[bin.min(HEAT_BINS - 1)];
+                        *cell = cell.saturating_add(v.count_at_value());
                     }
                 }
-                let total = counts.iter().sum::<u64>().max(1) as f64;
+                let total = counts.iter().fold(0u64, |t, c| t.saturating_add(*c)).max(1) as f64;
                 HeatColumn {
                     from: chunk[0].0,
                     to: chunk[chunk.len() - 1].1,

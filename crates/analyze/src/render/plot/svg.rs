@@ -113,6 +113,19 @@ fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
     }
 }
 
+/// A chart's heading and the opening of its SVG, the drawing area translated to the origin.
+fn open_chart(title: &str) -> String {
+    let mut svg = String::new();
+    let _ = writeln!(svg, "<h2>{}</h2>", escape(title));
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
+        escape(title)
+    );
+    let _ = writeln!(svg, r#"<g transform="translate({LEFT},{TOP})">"#);
+    svg
+}
+
 pub(super) fn chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
     let plot = Plot {
         w: WIDTH - LEFT - RIGHT,
@@ -122,14 +135,7 @@ pub(super) fn chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> Strin
         x,
         y,
     };
-    let mut svg = String::new();
-    let _ = writeln!(svg, "<h2>{}</h2>", escape(title));
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
-        escape(title)
-    );
-    let _ = writeln!(svg, r#"<g transform="translate({LEFT},{TOP})">"#);
+    let mut svg = open_chart(title);
     plot.grid(&mut svg);
     for s in series {
         plot.line(&mut svg, s);
@@ -319,14 +325,7 @@ pub(super) fn heatmap(
         x,
         y,
     };
-    let mut svg = String::new();
-    let _ = writeln!(svg, "<h2>{}</h2>", escape(title));
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}">"#,
-        escape(title)
-    );
-    let _ = writeln!(svg, r#"<g transform="translate({LEFT},{TOP})">"#);
+    let mut svg = open_chart(title);
     plot.grid(&mut svg);
     let (log_lo, log_hi) = (y_bounds.0.log10(), y_bounds.1.log10());
     for column in columns {
