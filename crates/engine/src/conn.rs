@@ -10,7 +10,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -272,13 +272,15 @@ impl Conn {
                 until(response, timeout, deadline, |_| false).await
             }
             Link::Hyper1 { sender, driver } => {
-                let response = send(Sender::H1(sender), request.hyper(false), received);
+                // Boxed, as hyper's own futures are large and hyper allocates per request
+                // anyway: the lean client's connections do not pay for their size.
+                let response = Box::pin(send(Sender::H1(sender), request.hyper(false), received));
                 // The driver writes the request and reads the response; the response future
                 // then completes in the same poll.
                 until(response, timeout, deadline, |cx| poll_driver(driver, cx)).await
             }
             Link::Hyper2 { sender } => {
-                let response = send(Sender::H2(sender), request.hyper(true), received);
+                let response = Box::pin(send(Sender::H2(sender), request.hyper(true), received));
                 until(response, timeout, deadline, |_| false).await
             }
         }
@@ -299,28 +301,52 @@ fn poll_driver(driver: &mut Driver, cx: &mut Context<'_>) -> bool {
 /// Polls `future` until it finishes or `deadline` passes (`None`), calling `drive` between
 /// polls for a state machine the future needs (hyper's HTTP/1.1 connection); `drive`
 /// returns true when the future should be polled again.
-async fn until<F: Future>(
+///
+/// A future of its own rather than an `async fn`: an `async fn` keeps its argument and the
+/// pinned copy both in the connection task's state, and every connection pays for that.
+fn until<F: Future, D: FnMut(&mut Context<'_>) -> bool>(
     future: F,
     timer: &mut Pin<Box<tokio::time::Sleep>>,
     deadline: Instant,
-    mut drive: impl FnMut(&mut Context<'_>) -> bool,
-) -> Option<F::Output> {
-    let mut future = pin!(future);
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+    drive: D,
+) -> Until<'_, F, D> {
+    Until {
+        future,
+        timer,
+        deadline,
+        drive,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`until`]'s future.
+    struct Until<'t, F, D> {
+        #[pin]
+        future: F,
+        timer: &'t mut Pin<Box<tokio::time::Sleep>>,
+        deadline: Instant,
+        drive: D,
+    }
+}
+
+impl<F: Future, D: FnMut(&mut Context<'_>) -> bool> Future for Until<'_, F, D> {
+    type Output = Option<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let Poll::Ready(output) = this.future.as_mut().poll(cx) {
             return Poll::Ready(Some(output));
         }
-        if drive(cx)
-            && let Poll::Ready(output) = future.as_mut().poll(cx)
+        if (this.drive)(cx)
+            && let Poll::Ready(output) = this.future.as_mut().poll(cx)
         {
             return Poll::Ready(Some(output));
         }
-        if timed_out(timer.as_mut(), deadline, cx) {
+        if timed_out(this.timer.as_mut(), *this.deadline, cx) {
             return Poll::Ready(None);
         }
         Poll::Pending
-    })
-    .await
+    }
 }
 
 /// True once `deadline` has passed; re-arms `timer` when it fired for an earlier one.

@@ -126,7 +126,7 @@ async fn closed_connection(worker: Rc<Worker>) {
     let mut side = Vec::new();
     let mut first = None;
     while let Some(job) = first.take().or_else(|| closed.next(worker.stopping.get())) {
-        let mut conn = match worker.connect().await {
+        let mut conn = match Box::pin(worker.connect()).await {
             Ok(conn) => conn,
             Err(failure) => {
                 worker.fail_unsent(failure, &job);
@@ -181,6 +181,10 @@ fn grow(worker: &Rc<Worker>) {
 async fn dispatcher(worker: Rc<Worker>) {
     let timer = PreciseTimer::new().ok();
     if let Some(open) = worker.open() {
+        // Made once, not at every wake-up: either ends the schedule, after which
+        // `dispatch_due` says so and the loop is left.
+        let mut stopped = std::pin::pin!(worker.stop_notify.notified());
+        let mut done = std::pin::pin!(open.done_notify.notified());
         while let Some(due) = dispatch_due(&worker, Instant::now()) {
             let wake = due + BATCH;
             let sleep = async {
@@ -191,8 +195,8 @@ async fn dispatcher(worker: Rc<Worker>) {
             };
             tokio::select! {
                 () = sleep => {}
-                () = worker.stop_notify.notified() => {}
-                () = open.done_notify.notified() => {}
+                () = &mut stopped => {}
+                () = &mut done => {}
             }
         }
     }
@@ -203,7 +207,7 @@ async fn dispatcher(worker: Rc<Worker>) {
 /// An open-loop connection, made on demand: serves due requests until it closes or the
 /// attack ends, then lets the pool open another if requests still wait.
 async fn open_connection(worker: Rc<Worker>) {
-    let connected = worker.connect().await;
+    let connected = Box::pin(worker.connect()).await;
     let Some(open) = worker.open() else {
         return worker.task_ended();
     };

@@ -276,6 +276,8 @@ impl Worker {
         self.record(job, now, 0, outcome);
     }
 
+    /// Callers box the future: a TCP connect and TLS handshake's state is large, and a
+    /// connection task that held it inline would carry it for its whole life.
     pub(super) async fn connect(&self) -> Result<Conn, Failure> {
         self.connect_as(None).await
     }
@@ -304,7 +306,9 @@ impl Worker {
         match target.as_ref().and_then(|t| self.other_tls_host(t)) {
             None => self.exchange(conn, request, job).await,
             Some(host) => {
-                self.exchange_as(conn, &host, request, job).await;
+                // Boxed: a rare path (targets on other TLS hosts) whose state would
+                // otherwise sit beside the common one in every connection task.
+                Box::pin(self.exchange_as(conn, &host, request, job)).await;
                 // The task's own connection is untouched.
                 Flow::KeepAlive
             }
@@ -330,7 +334,7 @@ impl Worker {
             });
         let mut side = match reused {
             Some(side) => side,
-            None => match self.connect_as(Some(host)).await {
+            None => match Box::pin(self.connect_as(Some(host))).await {
                 Ok(side) => (host.into(), side),
                 Err(failure) => return self.fail_unsent(failure, &job),
             },
