@@ -3,7 +3,8 @@
 # one worker, 11-byte body). Prints what each achieved: the rate it actually sent at, its
 # latency p50/p99, and for vload the dispatch lag p99 and late sends (how far behind its own
 # schedule it fell). vegeta reports no schedule lag; its achieved "rate" falling short of the
-# asked rate, or its latency exploding, is how it shows it cannot keep up.
+# asked rate, or its latency exploding, is how it shows it cannot keep up. Then vload's
+# closed loop at 1, 2 and 3 connections: the same work at a comparable throughput.
 #   bash benches/peers/open-loop.sh [RATES] [SECONDS] [MAX_CONNECTIONS]
 #   defaults: "50000 100000 150000", 10 s, 1000
 set -euo pipefail
@@ -56,5 +57,24 @@ sent = r["rate_per_s"]
 cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(r["requests"], 1)
 fmt = lambda ns: "n/a" if ns is None else f"{ns/1e3:,.0f} µs"
 print(f"| vload | {int(sys.argv[2]):,} | {sent:,.0f} | {fmt(q.get('p50_ns'))} | {fmt(q.get('p99_ns'))} | {fmt(lag)} | {r['late_sends']:,} | {cpu:.2f} |")
+PY
+done
+# The closed loop at a comparable throughput, the reference of "open-loop CPU per request
+# within 1.3x of the closed loop": its throughput is what one, two, three connections get
+# (it has no rate to set), so the rows bracket the asked rates rather than match them.
+echo
+echo "| vload closed loop | connections | sent req/s | p50 | client CPU µs/request |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for c in 1 2 3; do
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -c "$c" -d "${secs}s" \
+        --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
+    read -r user sys < "$tmp/time"
+    "$top/target/release/vload" report --format json "$tmp/run.json" > "$tmp/rep.json"
+    python3 - "$tmp/rep.json" "$c" "$user" "$sys" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["report"]
+cpu = (float(sys.argv[3]) + float(sys.argv[4])) * 1e6 / max(r["requests"], 1)
+p50 = r["latency"].get("p50_ns")
+print(f"| vload -c {sys.argv[2]} | {sys.argv[2]} | {r['rate_per_s']:,.0f} | {'n/a' if p50 is None else f'{p50/1e3:,.0f} µs'} | {cpu:.2f} |")
 PY
 done
