@@ -404,3 +404,54 @@ fn count_queue_wait(job: &Job, stats: &RefCell<IntervalStats>) {
             .record(nanos_between(job.dispatched, Instant::now()));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::rate::{Curve, RatePlan};
+
+    fn pool(max_connections: u32, waiting: usize) -> Open {
+        let t0 = Instant::now();
+        let curve = Arc::new(Curve::new(&RatePlan::constant(1000.0), Duration::ZERO));
+        let schedule = Schedule::paced(t0, curve, 0, 1);
+        let open = Open::new(schedule, (None, t0), None, (max_connections, 1), false);
+        for _ in 0..waiting {
+            open.requeue(Job::closed(t0));
+        }
+        open
+    }
+
+    #[test]
+    fn a_queue_opens_a_few_connections_at_a_time() {
+        let open = pool(1000, 100);
+        assert_eq!(
+            open.to_open(1),
+            MAX_CONNECTING,
+            "100 waiting, not 100 connects"
+        );
+        assert_eq!(open.to_open(1), 0, "none more while those are being made");
+        open.connected(true);
+        assert_eq!(open.to_open(1), 1, "one made, one more");
+        // While the queue does not drain (a stalled server), the growth goes on four at a
+        // time up to the cap.
+        let open = pool(50, 100);
+        let mut rounds = 0;
+        while open.to_open(1) > 0 || open.connecting.get() > 0 {
+            assert!(open.connecting.get() <= MAX_CONNECTING);
+            open.connected(true);
+            rounds += 1;
+        }
+        assert_eq!(open.connections.get(), 50, "the cap, reached");
+        assert!(rounds >= 50, "one connect each: {rounds}");
+    }
+
+    #[test]
+    fn a_short_queue_or_the_cap_opens_fewer() {
+        assert_eq!(pool(1000, 2).to_open(1), 2);
+        assert_eq!(pool(3, 100).to_open(1), 3);
+        // HTTP/2: each connection being made will take `streams` of the waiting requests.
+        assert_eq!(pool(1000, 9).to_open(8), 2);
+    }
+}
