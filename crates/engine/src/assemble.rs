@@ -161,11 +161,6 @@ fn latency(t: &IntervalStats, open: bool) -> Latency {
     }
 }
 
-/// A quantile of a distribution, within its exact extremes; `None` when it is empty.
-fn quantile(d: &Distribution, q: f64) -> Option<u64> {
-    d.quantile(q)
-}
-
 fn health(
     plan: &AttackPlan,
     c: &Collected,
@@ -201,14 +196,14 @@ fn health(
         late_sends: t.late_sends,
         unsent: t.unsent,
         dispatch_lag_p99_ns: if open {
-            quantile(&t.dispatch_lag, 0.99)
+            t.dispatch_lag.quantile(0.99)
         } else {
             None
         },
-        hiccup_p99_ns: quantile(&t.hiccup, 0.99),
-        service_p50_ns: quantile(&t.service, 0.5),
+        hiccup_p99_ns: t.hiccup.quantile(0.99),
+        service_p50_ns: t.service.quantile(0.5),
         capped: t.capped,
-        queue_wait_p99_ns: quantile(&t.queue_wait, 0.99),
+        queue_wait_p99_ns: t.queue_wait.quantile(0.99),
         max_connections: plan.own_connections(),
         client_limit_errors: t
             .errors_by_kind()

@@ -14,6 +14,26 @@ fn check<'a>(run: &'a RunFile, name: &str) -> &'a RunCheck {
         .unwrap_or_else(|| panic!("no {name} check in {:?}", run.checks))
 }
 
+/// Poisson arrivals at 2,000/s for 5 s on one thread, the run file to `out`.
+fn poisson_attack(out: &std::path::Path, url: &str) -> std::process::Command {
+    let mut cmd = vload();
+    cmd.args([
+        "attack",
+        "-r",
+        "2000",
+        "--arrival",
+        "poisson",
+        "-d",
+        "5s",
+        "-t",
+        "1",
+    ])
+    .args(["--no-progress", "-o"])
+    .arg(out)
+    .arg(url);
+    cmd
+}
+
 fn origin_with(config: impl FnOnce(&mut OriginConfig)) -> OriginHandle {
     let mut c = OriginConfig {
         threads: Some(1),
@@ -34,21 +54,7 @@ fn poisson_arrivals_are_faithful_in_nine_of_ten_seeds() {
     for seed in 1..=10 {
         let out = dir.path(&format!("run-{seed}.json"));
         run(
-            vload()
-                .args([
-                    "attack",
-                    "-r",
-                    "2000",
-                    "--arrival",
-                    "poisson",
-                    "-d",
-                    "5s",
-                    "-t",
-                    "1",
-                ])
-                .args(["--seed", &seed.to_string(), "--no-progress", "-o"])
-                .arg(&out)
-                .arg(origin.url()),
+            poisson_attack(&out, &origin.url()).args(["--seed", &seed.to_string()]),
             0,
         );
         let run = read_run(&out);
@@ -92,21 +98,7 @@ fn a_client_frozen_for_a_second_is_not_faithful() {
     let dir = Scratch::new("poisson-frozen");
     let out = dir.path("run.json");
     let (status, report) = run_frozen(
-        vload()
-            .args([
-                "attack",
-                "-r",
-                "2000",
-                "--arrival",
-                "poisson",
-                "-d",
-                "5s",
-                "-t",
-                "1",
-            ])
-            .args(["--no-progress", "-o"])
-            .arg(&out)
-            .arg(origin.url()),
+        &mut poisson_attack(&out, &origin.url()),
         Duration::from_millis(2000),
         Duration::from_millis(1000),
     );
