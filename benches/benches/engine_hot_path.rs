@@ -11,7 +11,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use vload_benches::latencies;
 use vload_engine::bench::{Interval, Requests, classify_map, parse_response};
-use vload_engine::{AttackPlan, Http1Client, Load, Protocol, RequestTemplate, Stop};
+use vload_engine::{AttackPlan, Client, Load, Protocol, RequestTemplate, Stop};
 
 /// A Varnish hit as it comes over the wire: 9 headers, 11-byte body.
 const VARNISH_HIT: &[u8] = b"HTTP/1.1 200 OK\r\nDate: Sun, 22 Nov 2026 04:50:00 GMT\r\n\
@@ -19,7 +19,7 @@ Server: Varnish\r\nContent-Type: text/plain\r\nX-Varnish: 32773 32771\r\nAge: 12
 Via: 1.1 varnish (Varnish/7.1)\r\nAccept-Ranges: bytes\r\nContent-Length: 11\r\n\
 Connection: keep-alive\r\n\r\nHello World";
 
-fn plan(client: Http1Client) -> AttackPlan {
+fn plan(client: Client) -> AttackPlan {
     let mut request = RequestTemplate::get("http://127.0.0.1:6081/index.html".parse().unwrap());
     request
         .headers
@@ -82,7 +82,7 @@ fn interval(c: &mut Criterion) {
 fn request(c: &mut Criterion) {
     let mut group = c.benchmark_group("request");
     group.throughput(Throughput::Elements(1));
-    for (name, client) in [("lean", Http1Client::Lean), ("hyper", Http1Client::Hyper)] {
+    for (name, client) in [("lean", Client::Lean), ("hyper", Client::Hyper)] {
         let requests = Requests::new(&plan(client));
         group.bench_function(format!("prepare/{name}/2_headers"), |b| {
             b.iter(|| black_box(requests.next()))

@@ -209,11 +209,11 @@ pub(crate) fn header(text: &str) -> Result<(http::HeaderName, http::HeaderValue)
     Ok((name, value))
 }
 
-/// `--http1-client lean|hyper`.
-pub(crate) fn http1_client(text: &str) -> Result<vload_engine::Http1Client, String> {
+/// `--http1-client lean|hyper`, `--http2-client lean|hyper`.
+pub(crate) fn client(text: &str) -> Result<vload_engine::Client, String> {
     match text {
-        "lean" => Ok(vload_engine::Http1Client::Lean),
-        "hyper" => Ok(vload_engine::Http1Client::Hyper),
+        "lean" => Ok(vload_engine::Client::Lean),
+        "hyper" => Ok(vload_engine::Client::Hyper),
         _ => Err(format!("'{text}': expected lean or hyper")),
     }
 }

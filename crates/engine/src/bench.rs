@@ -69,7 +69,7 @@ impl Requests {
         let request = self.0.request(None);
         match self.1 {
             Protocol::Http1 {
-                client: crate::plan::Http1Client::Lean,
+                client: crate::plan::Client::Lean,
             } => request.lean_bytes().len(),
             protocol => request.hyper(protocol.is_http2()).headers().len(),
         }

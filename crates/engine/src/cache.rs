@@ -12,10 +12,11 @@ static X_VARNISH: HeaderName = HeaderName::from_static("x-varnish");
 static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 
 /// What a response says about the cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum CacheClass {
     Hit = 0,
     Miss = 1,
+    #[default]
     Unknown = 2,
 }
 

@@ -1,10 +1,10 @@
 //! A connection of any protocol: made by a [`Dialer`], used for one exchange at a time
 //! ([`Conn::exchange`]), and noticed when the server closes it while idle.
 //!
-//! One type, three clients behind it: vload's lean HTTP/1.1 client (the default), hyper's
+//! One type, four clients behind it: vload's lean HTTP/1.1 client (the default), hyper's
 //! HTTP/1.1 client connection (driven inside the task that uses it: no second task, no
-//! cross-task wake-up per request), and hyper's HTTP/2 (its connection state machine on a
-//! task of its own, since several streams share it). Each builds its request from the one
+//! cross-task wake-up per request), vload's lean HTTP/2 client (the default for HTTP/2) and
+//! hyper's (each with its connection on a task of its own, since several streams share it). Each builds its request from the one
 //! rule in [`crate::request`], and every failure maps onto a kind by its type.
 
 use std::cell::Cell;
@@ -26,7 +26,8 @@ use vload_schema::ErrorKind;
 use crate::cache::classify as classify_headers;
 use crate::failure::{Failure, io_kind, is_client_limit};
 use crate::h1::{H1Conn, Response};
-use crate::plan::{Http1Client, Protocol};
+use crate::http2::H2Conn;
+use crate::plan::{Client, Protocol};
 use crate::request::Request;
 use crate::tls::Io;
 
@@ -75,6 +76,8 @@ enum Link {
         sender: http1::SendRequest<Full<Bytes>>,
         driver: Driver,
     },
+    /// vload's lean HTTP/2 client: a handle on one of the connection's streams.
+    Lean2(H2Conn),
     /// hyper's HTTP/2: its state machine runs on a task of its own.
     Hyper2 {
         sender: http2::SendRequest<Full<Bytes>>,
@@ -173,10 +176,10 @@ impl Dialer {
         };
         Ok(match self.protocol {
             Protocol::Http1 {
-                client: Http1Client::Lean,
+                client: Client::Lean,
             } => Link::Lean(Box::new(H1Conn::new(io))),
             Protocol::Http1 {
-                client: Http1Client::Hyper,
+                client: Client::Hyper,
             } => {
                 let (sender, connection) = http1::Builder::new()
                     .handshake(TokioIo::new(io))
@@ -187,7 +190,28 @@ impl Dialer {
                     driver: Some(Box::pin(connection)),
                 }
             }
-            Protocol::Http2 { .. } => {
+            Protocol::Http2 {
+                client: Client::Lean,
+                ..
+            } => {
+                let handshake = H2Conn::handshake(io, addr);
+                match tokio::time::timeout(self.connect_timeout, handshake).await {
+                    Err(_) => {
+                        return Err((
+                            ErrorKind::ConnectTimeout,
+                            format!(
+                                "no HTTP/2 SETTINGS from {addr} within {:?}",
+                                self.connect_timeout
+                            ),
+                        ));
+                    }
+                    Ok(conn) => Link::Lean2(conn?),
+                }
+            }
+            Protocol::Http2 {
+                client: Client::Hyper,
+                ..
+            } => {
                 let (sender, connection) = http2::Builder::new(LocalExec)
                     .handshake(TokioIo::new(io))
                     .await
@@ -218,17 +242,26 @@ impl Conn {
         match &self.link {
             Link::Lean(c) => !c.is_closed(),
             Link::Hyper1 { sender, driver } => driver.is_some() && !sender.is_closed(),
+            Link::Lean2(c) => c.is_open(),
             Link::Hyper2 { sender } => !sender.is_closed(),
         }
     }
 
+    /// True for HTTP/2, whose streams fail one by one without the connection.
+    pub(crate) fn is_multiplexed(&self) -> bool {
+        matches!(self.link, Link::Lean2(_) | Link::Hyper2 { .. })
+    }
+
     /// Another stream on the same HTTP/2 connection; `None` for HTTP/1.1.
     pub(crate) fn stream(&self, timeout: Duration) -> Option<Conn> {
-        let Link::Hyper2 { sender } = &self.link else {
-            return None;
+        let link = match &self.link {
+            Link::Lean2(c) => Link::Lean2(c.stream()),
+            Link::Hyper2 { sender } => Link::Hyper2 {
+                sender: sender.clone(),
+            },
+            _ => return None,
         };
-        let sender = sender.clone();
-        Some(Conn::new(Link::Hyper2 { sender }, timeout))
+        Some(Conn::new(link, timeout))
     }
 
     /// While idle: true once the connection has closed (the server's idle timeout).
@@ -240,6 +273,7 @@ impl Conn {
             Link::Hyper1 { driver, .. } => {
                 poll_driver(driver, cx);
             }
+            Link::Lean2(c) => c.poll_closed(cx),
             Link::Hyper2 { .. } => {}
         }
         !self.is_open()
@@ -249,6 +283,7 @@ impl Conn {
     pub(crate) fn take_received(&mut self) -> u64 {
         match &mut self.link {
             Link::Lean(c) => c.take_received(),
+            Link::Lean2(c) => c.take_received(),
             _ => self.received.take(),
         }
     }
@@ -279,6 +314,7 @@ impl Conn {
                 // then completes in the same poll.
                 until(response, timeout, deadline, |cx| poll_driver(driver, cx)).await
             }
+            Link::Lean2(conn) => until(conn.exchange(request), timeout, deadline, |_| false).await,
             Link::Hyper2 { sender } => {
                 let response = Box::pin(send(Sender::H2(sender), request.hyper(true), received));
                 until(response, timeout, deadline, |_| false).await

@@ -1,5 +1,5 @@
-//! vload's lean HTTP/1.1 client connection, the default for HTTP/1.1 (hyper stays for
-//! HTTP/2 and as `--http1-client hyper`).
+//! vload's lean HTTP/1.1 client connection, the default for HTTP/1.1 (hyper's stays as
+//! `--http1-client hyper`).
 //!
 //! A load generator sends the same few requests millions of times and only needs each
 //! response's status, cache headers and body length. So the request is written from bytes

@@ -66,6 +66,8 @@ mod error;
 mod failure;
 mod h1;
 mod health;
+mod hpack;
+mod http2;
 mod observe;
 mod plan;
 mod rate;
@@ -80,7 +82,7 @@ mod worker;
 
 pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
-pub use plan::{Arrival, AttackPlan, Http1Client, Load, Protocol, RequestTemplate, Shard, Stop};
+pub use plan::{Arrival, AttackPlan, Client, Load, Protocol, RequestTemplate, Shard, Stop};
 pub use rate::{RatePlan, RatePlanError, RateStage};
 pub use run::run;
 pub use targets::{

@@ -120,18 +120,20 @@ pub struct AttackPlan {
 }
 
 /// What a connection speaks. One value, so no combination of flags can ask for HTTP/1.1
-/// with streams or HTTP/2 through the lean client.
+/// with streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
     /// HTTP/1.1, one request in flight per connection.
     Http1 {
         /// Which client speaks it.
-        client: Http1Client,
+        client: Client,
     },
-    /// HTTP/2 (h2c by prior knowledge, or ALPN `h2` over TLS) on hyper.
+    /// HTTP/2 (h2c by prior knowledge, or ALPN `h2` over TLS).
     Http2 {
         /// Streams in flight per connection, at least 1.
         streams: u32,
+        /// Which client speaks it.
+        client: Client,
     },
 }
 
@@ -139,7 +141,7 @@ impl Default for Protocol {
     /// HTTP/1.1 through vload's lean client.
     fn default() -> Self {
         Protocol::Http1 {
-            client: Http1Client::Lean,
+            client: Client::Lean,
         }
     }
 }
@@ -149,7 +151,15 @@ impl Protocol {
     pub fn streams(self) -> u32 {
         match self {
             Protocol::Http1 { .. } => 1,
-            Protocol::Http2 { streams } => streams.max(1),
+            Protocol::Http2 { streams, .. } => streams.max(1),
+        }
+    }
+
+    /// HTTP/2 with `streams` per connection through vload's lean client.
+    pub fn http2(streams: u32) -> Self {
+        Protocol::Http2 {
+            streams,
+            client: Client::Lean,
         }
     }
 
@@ -167,10 +177,11 @@ impl Protocol {
     }
 }
 
-/// The HTTP/1.1 client implementation.
+/// Which client implementation speaks a protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Http1Client {
-    /// vload's own: requests prepared once, responses parsed in place (the default).
+pub enum Client {
+    /// vload's own (the default): HTTP/1.1 requests prepared once and responses parsed in
+    /// place; HTTP/2 frames and HPACK on one task per connection, no per-request channels.
     #[default]
     Lean,
     /// hyper's client connection, for comparison.

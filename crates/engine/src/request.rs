@@ -45,6 +45,8 @@ enum Own {
     Lean(Bytes),
     /// hyper: the URI (origin-form for HTTP/1.1, absolute for HTTP/2) and the header map.
     Hyper { uri: Uri, headers: HeaderMap },
+    /// The lean HTTP/2 client: nothing beyond the fields.
+    Fields,
 }
 
 /// One request: the attack's, or a target's laid over it.
@@ -81,8 +83,13 @@ impl Prepared {
         let own = prepared.request(None);
         prepared.own = match plan.protocol {
             Protocol::Http1 {
-                client: crate::plan::Http1Client::Lean,
+                client: crate::plan::Client::Lean,
             } => Own::Lean(Bytes::from(own.serialize())),
+            // The lean HTTP/2 client encodes the fields as they are (HPACK indexes them).
+            Protocol::Http2 {
+                client: crate::plan::Client::Lean,
+                ..
+            } => Own::Fields,
             protocol => Own::Hyper {
                 uri: own.uri(protocol.is_http2()),
                 headers: own.header_map(protocol.is_http2()),
@@ -111,9 +118,20 @@ impl<'a> Request<'a> {
             .unwrap_or(&self.prepared.method)
     }
 
-    fn path(&self) -> &'a str {
+    pub(crate) fn path(&self) -> &'a str {
         self.target
             .map_or(self.prepared.path.as_str(), |t| t.path.as_str())
+    }
+
+    /// `http` or `https`.
+    pub(crate) fn scheme(&self) -> &'static str {
+        self.prepared.scheme
+    }
+
+    /// True for the methods whose request carries a body, even an empty one (it then says
+    /// `Content-Length: 0`).
+    pub(crate) fn expects_body(&self) -> bool {
+        matches!(*self.method(), Method::POST | Method::PUT | Method::PATCH)
     }
 
     /// True for HEAD, whose response has no body.
@@ -130,7 +148,7 @@ impl<'a> Request<'a> {
 
     /// The Host (HTTP/1.1) or `:authority` (HTTP/2): the target's Host header, else the
     /// target's host, else the attack's.
-    fn host(&self) -> HostValue<'a> {
+    pub(crate) fn host(&self) -> HostValue<'a> {
         if let Some(value) = self.over().and_then(|h| h.get(HOST)) {
             return HostValue::Header(value);
         }
@@ -142,7 +160,7 @@ impl<'a> Request<'a> {
 
     /// Every header but Host: the attack's, except those the target gives; then the
     /// target's own.
-    fn headers(&self) -> impl Iterator<Item = (&'a HeaderName, &'a HeaderValue)> + 'a {
+    pub(crate) fn headers(&self) -> impl Iterator<Item = (&'a HeaderName, &'a HeaderValue)> + 'a {
         let over = self.over();
         let base = self
             .prepared
@@ -215,8 +233,7 @@ impl<'a> Request<'a> {
             has_length |= name == CONTENT_LENGTH;
             header_line(&mut out, name.as_str().as_bytes(), value.as_bytes());
         }
-        let expects_body = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
-        if (!body.is_empty() || expects_body) && !has_length {
+        if (!body.is_empty() || self.expects_body()) && !has_length {
             header_line(
                 &mut out,
                 b"content-length",
@@ -238,14 +255,14 @@ fn header_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 
 /// A Host as the target or the attack gives it.
 #[derive(Debug, Clone, Copy)]
-enum HostValue<'a> {
+pub(crate) enum HostValue<'a> {
     Header(&'a HeaderValue),
     Text(&'a str),
 }
 
-impl HostValue<'_> {
-    fn as_bytes(&self) -> &[u8] {
-        match self {
+impl<'a> HostValue<'a> {
+    pub(crate) fn as_bytes(&self) -> &'a [u8] {
+        match *self {
             HostValue::Header(v) => v.as_bytes(),
             HostValue::Text(t) => t.as_bytes(),
         }
@@ -357,7 +374,7 @@ mod tests {
         let t = target(Some("t.example"), &[("x-b", "1"), ("x-b", "2")]);
         let h1 = Prepared::new(&plan(
             Protocol::Http1 {
-                client: crate::plan::Http1Client::Hyper,
+                client: crate::plan::Client::Hyper,
             },
             None,
             Method::GET,
@@ -371,7 +388,10 @@ mod tests {
         assert_eq!(own.uri(), "/p?q=1");
         assert_eq!(own.headers()[HOST], "a.example:8080");
         let h2 = Prepared::new(&plan(
-            Protocol::Http2 { streams: 4 },
+            Protocol::Http2 {
+                streams: 4,
+                client: crate::plan::Client::Hyper,
+            },
             Some("named"),
             Method::GET,
             b"",

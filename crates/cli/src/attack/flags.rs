@@ -8,8 +8,8 @@ use anyhow::{Context as _, bail};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use vload_engine::{
-    Arrival, Http1Client, Load, Pick, Protocol, RatePlan, RequestTemplate, Shard, Stop,
-    TargetFormat, TargetPlan, TargetSet,
+    Arrival, Client, Load, Pick, Protocol, RatePlan, RequestTemplate, Shard, Stop, TargetFormat,
+    TargetPlan, TargetSet,
 };
 
 use crate::parse;
@@ -479,8 +479,11 @@ pub(crate) struct ConnectionArgs {
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
     /// HTTP/1.1 client: vload's lean one, or hyper's for comparison.
-    #[arg(long, value_name = "lean|hyper", value_parser = parse::http1_client, default_value = "lean")]
-    pub(crate) http1_client: Http1Client,
+    #[arg(long, value_name = "lean|hyper", value_parser = parse::client, default_value = "lean")]
+    pub(crate) http1_client: Client,
+    /// HTTP/2 client: vload's lean one (default), or hyper's for comparison.
+    #[arg(long, value_name = "lean|hyper", value_parser = parse::client)]
+    pub(crate) http2_client: Option<Client>,
     /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
     #[arg(long, value_name = "N")]
     pub(crate) requests_per_connection: Option<u32>,
@@ -504,6 +507,9 @@ impl ConnectionArgs {
         let streams = match (self.http2, self.streams) {
             (_, Some(0)) => bail!("--streams must be at least 1"),
             (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
+            (false, None) if self.http2_client.is_some() => {
+                bail!("--http2-client picks the HTTP/2 client: add --http2")
+            }
             (_, Some(n)) if n > MAX_STREAMS => bail!(
                 "--streams {n} is more than any HTTP/2 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
             ),
@@ -517,7 +523,10 @@ impl ConnectionArgs {
             );
         }
         Ok(if self.http2 {
-            Protocol::Http2 { streams }
+            Protocol::Http2 {
+                streams,
+                client: self.http2_client.unwrap_or_default(),
+            }
         } else {
             Protocol::Http1 {
                 client: self.http1_client,

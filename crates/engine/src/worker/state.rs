@@ -363,6 +363,14 @@ impl Worker {
         // Counted whatever the outcome: an endless body that times out still arrived.
         let received = conn.take_received();
         let open_loop = self.open().is_some();
+        // A failed or timed-out HTTP/1.1 exchange leaves its connection unusable; an HTTP/2
+        // stream's failure (a reset, a timeout that cancelled it) leaves the connection and
+        // its other streams as they were, so the stream goes on unless the connection died.
+        let after_failure = if conn.is_multiplexed() && conn.is_open() {
+            Flow::KeepAlive
+        } else {
+            Flow::Reconnect
+        };
         let (outcome, flow) = match result {
             Some(Ok(response)) => {
                 let flow = if response.close || last_on_connection {
@@ -384,7 +392,7 @@ impl Worker {
                     service: None,
                     response: None,
                 },
-                Flow::Reconnect,
+                after_failure,
             ),
             None => {
                 // Recorded at the timeout, so percentiles are never optimistic.
@@ -395,7 +403,7 @@ impl Worker {
                     service: Some(timeout),
                     response: open_loop.then(|| nanos_between(job.intended, start) + timeout),
                 };
-                (outcome, Flow::Reconnect)
+                (outcome, after_failure)
             }
         };
         self.record(&job, done, received, outcome);

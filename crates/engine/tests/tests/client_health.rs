@@ -12,7 +12,7 @@ fn an_impossible_rate_is_called_client_bound() {
     // hyper's client costs more per request than the origin does, so the client is
     // surely the limit; vload's lean client can outrun this origin on two shared cores.
     p.protocol = vload_engine::Protocol::Http1 {
-        client: vload_engine::Http1Client::Hyper,
+        client: vload_engine::Client::Hyper,
     };
     let run = attack(p);
     let h = &run.client_health;
@@ -103,7 +103,7 @@ fn one_thread_against_a_fast_origin_is_client_bound() {
     // hyper's client costs more per request than the origin does: the client is the
     // limit (vload's lean client and the origin are close to even on two cores).
     p.protocol = vload_engine::Protocol::Http1 {
-        client: vload_engine::Http1Client::Hyper,
+        client: vload_engine::Client::Hyper,
     };
     let run = attack(p);
     let h = &run.client_health;

@@ -2,7 +2,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-use vload_engine::Http1Client;
+use vload_engine::Client;
 use vload_schema::ErrorKind;
 
 use super::util::*;
@@ -91,7 +91,7 @@ fn malformed_http_is_a_protocol_error() {
 /// only successful responses counted their bytes.
 #[test]
 fn bytes_of_failed_responses_are_counted() {
-    for client in [Http1Client::Lean, Http1Client::Hyper] {
+    for client in [Client::Lean, Client::Hyper] {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let server = std::thread::spawn(move || {

@@ -1,10 +1,10 @@
-use vload_engine::Http1Client;
+use vload_engine::Client;
 
 use super::util::*;
 
 /// Both HTTP/1.1 clients over one target: every request answered, bytes counted alike.
 fn both(target: &str, n: u64) -> [vload_schema::RunFile; 2] {
-    [Http1Client::Lean, Http1Client::Hyper].map(|client| {
+    [Client::Lean, Client::Hyper].map(|client| {
         let origin = origin();
         let mut p = plan(origin.addr(), target, closed(2), count(n));
         p.protocol = vload_engine::Protocol::Http1 { client };

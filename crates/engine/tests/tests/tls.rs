@@ -96,7 +96,7 @@ fn an_untrusted_certificate_is_a_tls_error_unless_insecure() {
 fn http2_over_tls_by_alpn() {
     let (origin, ca) = tls_origin();
     let mut p = https_plan(&origin, Verify::CaFile(ca));
-    p.protocol = vload_engine::Protocol::Http2 { streams: 4 };
+    p.protocol = vload_engine::Protocol::http2(4);
     let run = attack(p);
     assert_eq!(run.totals.completed, 50);
     assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
