@@ -5,6 +5,7 @@
 #   2. closed loop against wrk at 10, 50, 1,000 and 10,000 connections   (scaling.sh)
 #   3. open loop against vegeta at 20k, 60k and 100k/s                    (open-loop.sh)
 #   4. HTTP/2 against h2load (h2c, TLS), HTTP/1.1 TLS against wrk         (protocols.sh)
+#      and vload's two HTTP/2 clients beside h2load                       (h2-clients.sh)
 #   5. memory against run length, open loop                              (memory.sh)
 #   bash benches/peers/all.sh > tables.md
 # Paste the output into BENCHMARKS.md under a heading naming the host: tables from several
@@ -21,6 +22,8 @@ section "Open loop against vegeta (nginx)" "open-loop.sh '20000 60000 100000' 10
 bash "$here/open-loop.sh" "20000 60000 100000" 10 1000
 section "HTTP/2 against h2load, HTTP/1.1 TLS against wrk" "protocols.sh 3 5"
 bash "$here/protocols.sh" 3 5
+section "HTTP/2: vload's lean and hyper clients beside h2load" "h2-clients.sh 3 4"
+bash "$here/h2-clients.sh" 3 4
 section "Memory against run length (open loop)" "memory.sh 20000 10 60"
 bash "$here/memory.sh" 20000 10 60
 echo

@@ -310,6 +310,18 @@ fn impossible_sizes_are_refused_naming_the_limit() {
         "{}",
         stderr(&o)
     );
+    // A flag of HTTP/2's without --http2.
+    let o = run(vload().args(["attack", "--http2-client", "hyper", url]), 2);
+    assert!(stderr(&o).contains("add --http2"), "{}", stderr(&o));
+    let o = run(
+        vload().args(["attack", "--http2", "--http2-client", "h3", url]),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("expected lean or hyper"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(vload().args(["attack", "-c", "1000000", url]), 2);
     let err = stderr(&o);
     assert!(
