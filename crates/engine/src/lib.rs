@@ -1,6 +1,6 @@
 //! vload's load engine: open- and closed-loop HTTP load, recorded in HdrHistograms.
 //!
-//! [`run`] takes an [`AttackPlan`] and returns the [`RunFile`] of the attack. It blocks
+//! [`run`] takes an [`AttackPlan`] and returns the [`RunFile`](vload_schema::RunFile) of the attack. It blocks
 //! the calling thread, which collects results while `plan.threads` worker threads
 //! generate the load, each on its own current-thread tokio runtime with its own
 //! connections and its own recorder (no locks or shared atomics per request).
@@ -45,9 +45,9 @@
 //!
 //! # Protocols
 //!
-//! [`Protocol`] is one value: HTTP/1.1 through vload's lean client (the default) or
-//! hyper's, or HTTP/2 (h2c by prior knowledge, ALPN over TLS) with N streams per
-//! connection. `https://` goes over rustls with the system's roots, a CA file, or no check.
+//! [`Protocol`] is one value: HTTP/1.1, or HTTP/2 (h2c by prior knowledge, ALPN over TLS)
+//! with N streams per connection, each through vload's lean client (the default) or
+//! hyper's ([`Client`]). `https://` goes over rustls with the system's roots, a CA file, or no check.
 //!
 //! # Limits
 //!
