@@ -97,6 +97,9 @@ struct Shared {
     max_send_frame: usize,
     /// Bytes received on the connection since its last WINDOW_UPDATE.
     unacked: u32,
+    /// Bytes of vload's answers to the server's frames (acknowledgements, window updates)
+    /// queued since the output was last written out.
+    answers: usize,
     /// The server sent GOAWAY: no new streams.
     going_away: bool,
     /// The connection failed: every stream ended with this.
@@ -207,6 +210,7 @@ impl Shared {
             initial_window: 65_535,
             max_send_frame: MAX_FRAME,
             unacked: 0,
+            answers: 0,
             going_away: false,
             failed: None,
             driver: None,
@@ -411,6 +415,7 @@ impl Shared {
 
     /// Handles the whole frames at the start of `buf`; returns the bytes used.
     fn process(&mut self, buf: &[u8]) -> usize {
+        let queued = self.out.len();
         let mut pos = 0;
         while buf.len() - pos >= 9 && self.failed.is_none() {
             let h = &buf[pos..pos + 9];
@@ -431,7 +436,8 @@ impl Shared {
                 self.violation(message);
             }
         }
-        if self.out.len() - self.written > MAX_QUEUED {
+        self.answers += self.out.len().saturating_sub(queued);
+        if self.answers > MAX_QUEUED {
             self.fail(
                 ErrorKind::Protocol,
                 ErrorKind::Protocol,
@@ -970,6 +976,7 @@ impl Future for Driver {
             if s.written == s.out.len() {
                 s.out.clear();
                 s.written = 0;
+                s.answers = 0;
                 if let Io::Tls(_) = this.io {
                     // rustls may hold records back until flushed.
                     let _ = Pin::new(&mut this.io).poll_flush(cx);
@@ -1028,5 +1035,64 @@ impl Future for Driver {
                 return Poll::Pending;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ping(out: &mut Vec<u8>) {
+        frame_head(out, 8, PING, 0, 0);
+        out.extend_from_slice(b"12345678");
+    }
+
+    /// A server that sends PINGs and never reads their acknowledgements would grow the
+    /// output without bound: past 1 MB of answers the connection is given up.
+    #[test]
+    fn answers_the_server_never_reads_end_the_connection() {
+        let mut shared = Shared::new();
+        let mut frames = Vec::new();
+        for _ in 0..70_000 {
+            ping(&mut frames);
+        }
+        for _ in 0..2 {
+            let used = shared.process(&frames);
+            assert!(used <= frames.len());
+        }
+        let (kind, message) = shared.failed.expect("the connection failed");
+        assert_eq!(kind, ErrorKind::Protocol);
+        assert!(message.contains("acknowledgements"), "{message}");
+    }
+
+    /// Request bytes waiting in the output (a large body) are not answers: a PING on top of
+    /// them is answered, not taken for a flood.
+    #[test]
+    fn a_large_request_body_is_not_taken_for_a_flood() {
+        let mut shared = Shared::new();
+        shared.out.resize(3 << 20, b'b');
+        let mut frames = Vec::new();
+        ping(&mut frames);
+        assert_eq!(shared.process(&frames), frames.len());
+        assert!(shared.failed.is_none());
+        assert_eq!(shared.out.len(), (3 << 20) + 17, "the PING is acknowledged");
+    }
+
+    /// A frame cut short waits for the rest; frames of unknown type are skipped.
+    #[test]
+    fn partial_and_unknown_frames() {
+        let mut shared = Shared::new();
+        let mut frames = Vec::new();
+        frame_head(&mut frames, 3, 0xfa, 0, 0);
+        frames.extend_from_slice(b"abc");
+        ping(&mut frames);
+        let whole = frames.len();
+        assert_eq!(
+            shared.process(&frames[..whole - 3]),
+            12,
+            "the unknown frame only"
+        );
+        assert_eq!(shared.process(&frames[12..]), whole - 12);
+        assert!(shared.failed.is_none());
     }
 }
