@@ -97,8 +97,9 @@ struct Shared {
     max_send_frame: usize,
     /// Bytes received on the connection since its last WINDOW_UPDATE.
     unacked: u32,
-    /// Bytes of vload's answers to the server's frames (acknowledgements, window updates)
-    /// queued since the output was last written out.
+    /// Bytes of vload's answers to the server's frames (acknowledgements, window updates,
+    /// stream resets) queued since the output was last written out; request bytes do not
+    /// count.
     answers: usize,
     /// The server sent GOAWAY: no new streams.
     going_away: bool,
@@ -117,9 +118,29 @@ struct Shared {
 #[derive(Default)]
 struct HeadFields {
     status: Option<u16>,
-    varnish: Option<Vec<u8>>,
-    x_cache: Option<Vec<u8>>,
-    age: Option<Vec<u8>>,
+    varnish: Kept,
+    x_cache: Kept,
+    age: Kept,
+}
+
+/// A header value kept from one header block to decide the cache status; its buffer is
+/// reused, so a Varnish response (X-Varnish and Age on every one) allocates nothing.
+#[derive(Default)]
+struct Kept {
+    value: Vec<u8>,
+    seen: bool,
+}
+
+impl Kept {
+    fn set(&mut self, value: &[u8]) {
+        self.value.clear();
+        self.value.extend_from_slice(value);
+        self.seen = true;
+    }
+
+    fn get(&self) -> Option<&[u8]> {
+        self.seen.then_some(&self.value[..])
+    }
 }
 
 /// A handle's stream: the request in flight and what its response said so far.
@@ -222,6 +243,21 @@ impl Shared {
         }
     }
 
+    /// Queues a frame answering the server's (counted toward `MAX_QUEUED`).
+    fn answer(&mut self, kind: u8, flags: u8, id: u32, payload: &[u8]) {
+        frame_head(&mut self.out, payload.len(), kind, flags, id);
+        self.out.extend_from_slice(payload);
+        self.answers += 9 + payload.len();
+    }
+
+    /// The server broke the protocol on one stream: it is reset and fails; the connection
+    /// and its other streams go on.
+    fn stream_error(&mut self, slot: usize, message: &str) {
+        let id = self.slots[slot].id;
+        self.answer(RST_STREAM, 0, id, &PROTOCOL_ERROR.to_be_bytes());
+        self.complete(slot, Err((ErrorKind::Protocol, message.to_owned())));
+    }
+
     fn wake_driver(&mut self) {
         if !self.driver_woken {
             self.driver_woken = true;
@@ -279,9 +315,6 @@ impl Shared {
             out.extend_from_slice(chunk);
             kind = CONTINUATION;
         }
-        if block.is_empty() {
-            frame_head(out, 0, HEADERS, END_HEADERS | end_stream, id);
-        }
         let s = &mut self.slots[slot];
         *s = Slot {
             id,
@@ -334,18 +367,24 @@ impl Shared {
 
     /// Ends `slot`'s stream with `result`, and lets a waiting stream open.
     fn complete(&mut self, slot: usize, result: Result<Response, Failure>) {
+        self.close_stream(slot);
         let s = &mut self.slots[slot];
-        if let Ok(i) = self.active.binary_search_by_key(&s.id, |&(id, _)| id) {
-            self.active.remove(i);
-        }
-        s.id = 0;
-        s.body = Bytes::new();
         s.result = Some(result);
         if let Some(w) = &s.waker {
             w.wake_by_ref();
         }
-        self.sending.retain(|&x| x != slot);
         self.free_capacity();
+    }
+
+    /// Takes `slot`'s stream out of flight; returns its id (0 if none was).
+    fn close_stream(&mut self, slot: usize) -> u32 {
+        let id = std::mem::take(&mut self.slots[slot].id);
+        if let Ok(i) = self.active.binary_search_by_key(&id, |&(id, _)| id) {
+            self.active.remove(i);
+        }
+        self.slots[slot].body = Bytes::new();
+        self.sending.retain(|&x| x != slot);
+        id
     }
 
     fn free_capacity(&mut self) {
@@ -359,16 +398,10 @@ impl Shared {
 
     /// vload gave up on `slot`'s stream (its timeout): the server is told to stop.
     fn cancel(&mut self, slot: usize) {
-        let id = self.slots[slot].id;
+        let id = self.close_stream(slot);
         if id == 0 {
             return;
         }
-        if let Ok(i) = self.active.binary_search_by_key(&id, |&(id, _)| id) {
-            self.active.remove(i);
-        }
-        self.slots[slot].id = 0;
-        self.slots[slot].body = Bytes::new();
-        self.sending.retain(|&x| x != slot);
         if self.failed.is_none() {
             frame_head(&mut self.out, 4, RST_STREAM, 0, id);
             self.out.extend_from_slice(&CANCEL.to_be_bytes());
@@ -415,7 +448,6 @@ impl Shared {
 
     /// Handles the whole frames at the start of `buf`; returns the bytes used.
     fn process(&mut self, buf: &[u8]) -> usize {
-        let queued = self.out.len();
         let mut pos = 0;
         while buf.len() - pos >= 9 && self.failed.is_none() {
             let h = &buf[pos..pos + 9];
@@ -436,7 +468,6 @@ impl Shared {
                 self.violation(message);
             }
         }
-        self.answers += self.out.len().saturating_sub(queued);
         if self.answers > MAX_QUEUED {
             self.fail(
                 ErrorKind::Protocol,
@@ -509,8 +540,7 @@ impl Shared {
                     return Err("a PING frame not 8 bytes long, or on a stream".into());
                 }
                 if flags & ACK == 0 {
-                    frame_head(&mut self.out, 8, PING, ACK, 0);
-                    self.out.extend_from_slice(payload);
+                    self.answer(PING, ACK, 0, payload);
                 }
             }
             GOAWAY => {
@@ -547,8 +577,7 @@ impl Shared {
         // The connection's window counts every DATA frame, also those of cancelled streams.
         self.unacked += len;
         if self.unacked >= WINDOW / 2 {
-            frame_head(&mut self.out, 4, WINDOW_UPDATE, 0, 0);
-            self.out.extend_from_slice(&self.unacked.to_be_bytes());
+            self.answer(WINDOW_UPDATE, 0, 0, &self.unacked.to_be_bytes());
             self.unacked = 0;
         }
         let Some(slot) = self.find(id) else {
@@ -556,10 +585,7 @@ impl Shared {
         };
         let s = &mut self.slots[slot];
         if !s.head {
-            frame_head(&mut self.out, 4, RST_STREAM, 0, id);
-            self.out.extend_from_slice(&PROTOCOL_ERROR.to_be_bytes());
-            let message = "DATA before the response head".to_owned();
-            self.complete(slot, Err((ErrorKind::Protocol, message)));
+            self.stream_error(slot, "DATA before the response head");
             return Ok(());
         }
         s.body_bytes += data.len() as u64;
@@ -568,9 +594,8 @@ impl Shared {
         if flags & END_STREAM != 0 {
             self.finish(slot);
         } else if s.unacked >= WINDOW / 2 {
-            frame_head(&mut self.out, 4, WINDOW_UPDATE, 0, id);
-            self.out.extend_from_slice(&s.unacked.to_be_bytes());
-            s.unacked = 0;
+            let unacked = std::mem::take(&mut s.unacked);
+            self.answer(WINDOW_UPDATE, 0, id, &unacked.to_be_bytes());
         }
         Ok(())
     }
@@ -589,7 +614,10 @@ impl Shared {
     fn headers(&mut self, id: u32, block: &[u8], end_stream: bool) -> Result<(), String> {
         // Decoded whatever the stream: the server's table changes with every block.
         let Shared { decoder, head, .. } = self;
-        *head = HeadFields::default();
+        head.status = None;
+        head.varnish.seen = false;
+        head.x_cache.seen = false;
+        head.age.seen = false;
         let wanted = |n: &[u8]| matches!(n, b":status" | b"x-varnish" | b"x-cache" | b"age");
         decoder
             .decode(block, wanted, |name, value| match name {
@@ -599,9 +627,9 @@ impl Shared {
                         .filter(|v| v.len() == 3)
                         .and_then(|v| v.parse().ok());
                 }
-                b"x-varnish" => head.varnish = Some(value.to_vec()),
-                b"x-cache" => head.x_cache = Some(value.to_vec()),
-                _ => head.age = Some(value.to_vec()),
+                b"x-varnish" => head.varnish.set(value),
+                b"x-cache" => head.x_cache.set(value),
+                _ => head.age.set(value),
             })
             .map_err(|e| format!("the server's header block does not decode (HPACK: {})", e.0))?;
         let Some(slot) = self.find(id) else {
@@ -616,21 +644,20 @@ impl Shared {
             return Ok(());
         }
         let Some(status) = self.head.status.filter(|s| (100..600).contains(s)) else {
-            frame_head(&mut self.out, 4, RST_STREAM, 0, id);
-            self.out.extend_from_slice(&PROTOCOL_ERROR.to_be_bytes());
-            let message = "a response head without a valid :status".to_owned();
-            self.complete(slot, Err((ErrorKind::Protocol, message)));
+            self.stream_error(slot, "a response head without a valid :status");
             return Ok(());
         };
         if status < 200 {
-            // Informational: the final head follows.
+            // Informational: the final head follows, unless the server ended the stream.
+            if end_stream {
+                self.stream_error(slot, "a stream ended by an informational (1xx) head");
+            }
             return Ok(());
         }
         s.head = true;
         s.status = status;
         let h = &self.head;
-        s.cache =
-            crate::cache::decide(h.varnish.as_deref(), h.x_cache.as_deref(), h.age.as_deref());
+        s.cache = crate::cache::decide(h.varnish.get(), h.x_cache.get(), h.age.get());
         if end_stream {
             self.finish(slot);
         }
@@ -681,7 +708,7 @@ impl Shared {
                 _ => {}
             }
         }
-        frame_head(&mut self.out, 0, SETTINGS, ACK, 0);
+        self.answer(SETTINGS, ACK, 0, &[]);
         Ok(())
     }
 
@@ -986,13 +1013,14 @@ impl Future for Driver {
                 // A GOAWAY of vload's went out (or could not): the connection is done.
                 return Poll::Ready(());
             }
+            // Answers queued from here on want another pass of the write above.
+            let before = s.out.len();
             // Frames left over from the handshake, or a partial frame (only its length is
             // looked at again).
             if this.start < this.len {
                 this.start += s.process(&this.buf[this.start..this.len]);
             }
             // Read and handle everything that arrived.
-            let mut queued = false;
             loop {
                 if this.len == this.buf.len() {
                     if this.start > 0 {
@@ -1019,19 +1047,17 @@ impl Future for Driver {
                     }
                     Poll::Ready(Ok(())) => {
                         this.len += read.filled().len();
-                        let before = s.out.len();
                         this.start += s.process(&this.buf[this.start..this.len]);
                         if this.start == this.len {
                             (this.start, this.len) = (0, 0);
                         }
-                        queued |= s.out.len() > before;
                         if s.failed.is_some() {
                             break;
                         }
                     }
                 }
             }
-            if !queued && s.failed.is_none() {
+            if s.out.len() == before && s.failed.is_none() {
                 return Poll::Pending;
             }
         }
@@ -1076,6 +1102,34 @@ mod tests {
         assert_eq!(shared.process(&frames), frames.len());
         assert!(shared.failed.is_none());
         assert_eq!(shared.out.len(), (3 << 20) + 17, "the PING is acknowledged");
+    }
+
+    /// A WINDOW_UPDATE that lets a waiting 3 MB request body go out queues 3 MB in one
+    /// `process`: request bytes, not answers, so not a flood either.
+    #[test]
+    fn a_body_released_by_a_window_update_is_not_taken_for_a_flood() {
+        let mut shared = Shared::new();
+        shared.slots.push(Slot {
+            id: 1,
+            send_window: i64::from(MAX_STREAM_ID),
+            body: Bytes::from(vec![b'b'; 3 << 20]),
+            ..Slot::default()
+        });
+        shared.active.push((1, 0));
+        shared.send_window = 0;
+        shared.send_body(0);
+        assert_eq!(
+            shared.sending,
+            [0],
+            "the body waits for the connection's window"
+        );
+        let mut frames = Vec::new();
+        frame_head(&mut frames, 4, WINDOW_UPDATE, 0, 0);
+        frames.extend_from_slice(&(4u32 << 20).to_be_bytes());
+        assert_eq!(shared.process(&frames), frames.len());
+        assert!(shared.failed.is_none(), "{:?}", shared.failed);
+        assert!(shared.slots[0].body.is_empty(), "the whole body is queued");
+        assert!(shared.out.len() > 3 << 20);
     }
 
     /// A frame cut short waits for the rest; frames of unknown type are skipped.

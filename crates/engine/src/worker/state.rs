@@ -366,10 +366,12 @@ impl Worker {
         // A failed or timed-out HTTP/1.1 exchange leaves its connection unusable; an HTTP/2
         // stream's failure (a reset, a timeout that cancelled it) leaves the connection and
         // its other streams as they were, so the stream goes on unless the connection died.
-        let after_failure = if conn.is_multiplexed() && conn.is_open() {
-            Flow::KeepAlive
-        } else {
-            Flow::Reconnect
+        let after_failure = || {
+            if conn.is_multiplexed() && conn.is_open() {
+                Flow::KeepAlive
+            } else {
+                Flow::Reconnect
+            }
         };
         let (outcome, flow) = match result {
             Some(Ok(response)) => {
@@ -392,7 +394,7 @@ impl Worker {
                     service: None,
                     response: None,
                 },
-                after_failure,
+                after_failure(),
             ),
             None => {
                 // Recorded at the timeout, so percentiles are never optimistic.
@@ -403,7 +405,7 @@ impl Worker {
                     service: Some(timeout),
                     response: open_loop.then(|| nanos_between(job.intended, start) + timeout),
                 };
-                (outcome, after_failure)
+                (outcome, after_failure())
             }
         };
         self.record(&job, done, received, outcome);

@@ -11,6 +11,14 @@ fn http2(streams: u32, client: Client) -> Protocol {
     Protocol::Http2 { streams, client }
 }
 
+fn no_errors(run: &vload_schema::RunFile, client: Client) {
+    assert!(
+        run.totals.errors.is_empty(),
+        "{client:?}: {:?}",
+        run.totals.errors
+    );
+}
+
 #[test]
 fn h2c_streams_share_each_connection() {
     for client in CLIENTS {
@@ -24,7 +32,7 @@ fn streams_share_each_connection(client: Client) {
     p.protocol = http2(4, client);
     let run = attack(p);
     assert_eq!(run.totals.completed, 400);
-    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    no_errors(&run, client);
     assert_eq!(run.totals.bytes_in, 40_000);
     assert_eq!(
         run.totals.connections_opened, 2,
@@ -307,7 +315,7 @@ fn open_loop_keeps_its_schedule(client: Client) {
         "{}",
         run.totals.completed
     );
-    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    no_errors(&run, client);
     assert!(
         run.totals.connections_opened <= 10,
         "streams are reused: {}",
@@ -326,11 +334,7 @@ fn h2_responses_are_read_whole_whatever_their_framing() {
             let mut p = plan(addr, "/", closed(1), count(90));
             p.protocol = http2(4, client);
             let run = attack(p);
-            assert!(
-                run.totals.errors.is_empty(),
-                "{client:?}: {:?}",
-                run.totals.errors
-            );
+            no_errors(&run, client);
             assert_eq!(run.totals.status_codes[&200], 90, "{client:?}");
             assert_eq!(run.totals.bytes_in, 90 * body as u64, "{client:?}");
             let c = &run.cache;
@@ -356,11 +360,7 @@ fn h2_request_bodies_wait_for_the_servers_window() {
         p.request.body = bytes::Bytes::from(vec![b'b'; 200_000]);
         p.protocol = http2(2, client);
         let run = attack(p);
-        assert!(
-            run.totals.errors.is_empty(),
-            "{client:?}: {:?}",
-            run.totals.errors
-        );
+        no_errors(&run, client);
         assert_eq!(run.totals.status_codes[&200], 20, "{client:?}");
         assert_eq!(seen.body_bytes.load(Relaxed), 20 * 200_000, "{client:?}");
     }
@@ -381,11 +381,7 @@ fn h2_streams_wait_for_the_servers_limit() {
     let mut p = plan(addr, "/", closed(1), count(200));
     p.protocol = http2(8, client);
     let run = attack(p);
-    assert!(
-        run.totals.errors.is_empty(),
-        "{client:?}: {:?}",
-        run.totals.errors
-    );
+    no_errors(&run, client);
     assert_eq!(run.totals.status_codes[&200], 200, "{client:?}");
     assert!(seen.max_in_flight.load(Relaxed) <= 2, "{client:?}");
 }
@@ -427,7 +423,7 @@ fn h2_a_hostile_server_is_a_protocol_error() {
     use vload_schema::ErrorKind;
     let settings: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0];
     // (case, frames after SETTINGS, whether it ends the connection or only the stream).
-    let cases: [(&str, Vec<u8>, bool); 5] = [
+    let cases: [(&str, Vec<u8>, bool); 6] = [
         (
             "a frame above the maximum size",
             vec![0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 1],
@@ -453,6 +449,12 @@ fn h2_a_hostile_server_is_a_protocol_error() {
         (
             "DATA before the head",
             vec![0, 0, 2, 0, 1, 0, 0, 0, 1, b'h', b'i'],
+            false,
+        ),
+        // HEADERS with END_STREAM whose one field is ":status: 100" (a literal, name index 8).
+        (
+            "a stream ended by a 1xx head",
+            vec![0, 0, 5, 1, 5, 0, 0, 0, 1, 0x08, 3, b'1', b'0', b'0'],
             false,
         ),
     ];
