@@ -30,13 +30,30 @@ fn kind_index(kind: ErrorKind) -> usize {
         .expect("ERROR_KINDS lists every kind")
 }
 
+/// Has every allocation of 128 KB or more (a histogram's counts are 221 KB at the default
+/// layout) mapped fresh from the kernel; call once, first thing in `main`.
+///
+/// The patched hdrhistogram (crates/vendor/hdrhistogram) allocates its counts zeroed, so a
+/// freshly mapped counts array costs only the pages its values land on: a few of its 54
+/// for latencies within a few octaves. glibc's default moves the threshold up to the size
+/// of each such block freed, after which histograms are carved from the heap's free lists
+/// and written with zeros whole. About 1 MB of peak RSS at 50 connections (BENCHMARKS.md,
+/// "Memory"). Does nothing where the allocator is not glibc's.
+pub fn map_large_allocations() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt sets a parameter of glibc's allocator and is safe to call at any
+    // time; 128 KB is glibc's own initial value, made fixed.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 /// A histogram and the exact moments of the same values.
 ///
-/// The histogram is allocated at the first value: hdrhistogram zero-fills its counts on
-/// creation (about 220 KB at the default layout, every page touched), and most of an
-/// interval's eight distributions never see a value in a given run (a closed loop records
-/// service time and hiccups only). Measured with massif: histograms were 85% of the heap at
-/// 50 connections before this.
+/// The histogram is allocated at the first value: most of an interval's eight distributions
+/// never see a value in a given run (a closed loop records service time and hiccups only).
+/// Measured with massif: histograms were 85% of the heap at 50 connections before this and
+/// before their counts were allocated zeroed (see [`map_large_allocations`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Distribution {
     histogram: Option<Histogram<u64>>,
