@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The floor a client can reach on this host, beside wrk and vload, closed loop on nginx (one
+# worker, 11-byte body), one client thread each, interleaved rounds. floor/floor.c is the
+# least a client can do a request (send a fixed request, find the response's end, time it),
+# once over epoll and once over io_uring (a send linked to its recv, completions reaped in
+# batches): what is left is the kernel's cost of a request on loopback, which no client cuts.
+#   bash benches/peers/floor.sh [CONNECTIONS] [SECONDS] [ROUNDS]
+#   defaults: "10 50 1000", 4 s, 3 rounds (median). Needs gcc and liburing
+#   (apt-get install -y gcc liburing-dev), wrk and nginx.
+set -euo pipefail
+levels=${1:-10 50 1000}; secs=${2:-4}; rounds=${3:-3}
+source "$(dirname "$0")/lib.sh"
+for tool in wrk nginx gcc /usr/bin/time; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
+[[ -e /usr/include/liburing.h ]] || { echo "needs liburing (apt-get install -y liburing-dev)" >&2; exit 2; }
+gcc -O2 -Wall -o "$tmp/floor" "$top/benches/peers/floor/floor.c" -luring
+cargo build --release -q -p vload --manifest-path "$top/Cargo.toml"
+host_info
+echo "floor: $(gcc --version | head -1), liburing $(dpkg-query -W -f '${Version}' liburing-dev 2>/dev/null || echo '?')"
+port=18095
+start_nginx "$port"
+url="http://127.0.0.1:$port/"
+: > "$tmp/results"
+# record TOOL CONNECTIONS REQUESTS SECONDS: one row, CPU from $tmp/time.
+record() { read -r u s < "$tmp/time"; echo "$1 $2 $3 $4 $u $s" >> "$tmp/results"; }
+for c in $levels; do
+  for _ in $(seq "$rounds"); do
+    /usr/bin/time -f "%U %S" -o "$tmp/time" wrk -t1 -c"$c" -d"${secs}s" "$url" > "$tmp/out" 2>&1 || true
+    record wrk "$c" "$(awk '/requests in/ {print $1}' "$tmp/out")" "$secs"
+    /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -c "$c" -d "${secs}s" \
+        --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
+    record vload "$c" $(python3 -c "
+import json; r=json.load(open('$tmp/run.json')); w=r['window']
+print(r['totals']['completed'], w['measured_s'] + w['wait_s'])")
+    for mode in epoll uring; do
+      /usr/bin/time -f "%U %S" -o "$tmp/time" "$tmp/floor" "$mode" "$port" "$c" "$secs" > "$tmp/out"
+      read -r n took _ < "$tmp/out"
+      record "floor-$mode" "$c" "$n" "$took"
+    done
+  done
+done
+python3 - "$tmp/results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    tool, c, n, took, u, s = line.split()
+    n = int(float(n))
+    rows.setdefault((int(c), tool), []).append(
+        (n / float(took), (float(u) + float(s)) * 1e6 / max(n, 1), float(u) * 1e6 / max(n, 1)))
+print("| connections | client | req/s | x wrk | CPU µs/req | x wrk | of it user µs/req |")
+print("| ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+for c in sorted({c for c, _ in rows}):
+    w = rows[(c, "wrk")]
+    wr, wc = statistics.median(r[0] for r in w), statistics.median(r[1] for r in w)
+    for tool in ("wrk", "vload", "floor-epoll", "floor-uring"):
+        rs = rows[(c, tool)]
+        r, cpu, user = (statistics.median(x[k] for x in rs) for k in range(3))
+        print(f"| {c:,} | {tool} | {r:,.0f} | {r / wr:.2f}x | {cpu:.2f} | {cpu / wc:.2f}x | {user:.2f} |")
+PY
