@@ -108,7 +108,11 @@ static void run_epoll(struct conn *cs, int n, uint64_t end, uint64_t *done, uint
             ssize_t r = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, 0);
             if (r < 0 && errno == EAGAIN)
                 continue;
-            if (r <= 0)
+            if (r == 0) {
+                fprintf(stderr, "recv: connection %u closed by the server\n", evs[e].data.u32);
+                exit(1);
+            }
+            if (r < 0)
                 die("recv");
             if (received(c, (size_t)r, done)) {
                 c->sent_ns = now_ns();
@@ -164,7 +168,8 @@ static void run_uring(struct conn *cs, int n, uint64_t end, uint64_t *done, uint
             uint32_t i = (uint32_t)(cqe->user_data >> 1);
             if (cqe->res <= 0) {
                 fprintf(stderr, "%s failed on connection %u: %s\n",
-                        (cqe->user_data & 1) ? "send" : "recv", i, strerror(-cqe->res));
+                        (cqe->user_data & 1) ? "send" : "recv", i,
+                        cqe->res ? strerror(-cqe->res) : "closed by the server");
                 exit(1);
             }
             queue(&ring, &cs[i], i, received(&cs[i], (size_t)cqe->res, done));
@@ -178,10 +183,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: floor epoll|uring PORT CONNECTIONS SECONDS\n");
         return 2;
     }
+    int epoll = !strcmp(argv[1], "epoll");
+    if (!epoll && strcmp(argv[1], "uring")) {
+        fprintf(stderr, "floor: mode is epoll or uring, not %s\n", argv[1]);
+        return 2;
+    }
     int port = atoi(argv[2]), n = atoi(argv[3]);
     double secs = atof(argv[4]);
-    if (n < 1 || n > 2000 || secs <= 0) {
-        fprintf(stderr, "floor: 1..2000 connections, a positive number of seconds\n");
+    if (port < 1 || port > 65535 || n < 1 || n > 2000 || secs <= 0) {
+        fprintf(stderr, "floor: a port, 1..2000 connections, a positive number of seconds\n");
         return 2;
     }
     request_len = (size_t)snprintf(request, sizeof request,
@@ -197,14 +207,10 @@ int main(int argc, char **argv) {
             die("connect");
     }
     uint64_t start = now_ns(), end = start + (uint64_t)(secs * 1e9), done = 0, turns = 0;
-    if (!strcmp(argv[1], "epoll"))
+    if (epoll)
         run_epoll(cs, n, end, &done, &turns);
-    else if (!strcmp(argv[1], "uring"))
+    else
         run_uring(cs, n, end, &done, &turns);
-    else {
-        fprintf(stderr, "floor: mode is epoll or uring, not %s\n", argv[1]);
-        return 2;
-    }
     double took = (double)(now_ns() - start) / 1e9;
     printf("%llu %.3f %.0f %.0f %.0f %llu\n", (unsigned long long)done, took, (double)done / took,
            quantile(done, 0.5), quantile(done, 0.99), (unsigned long long)turns);
