@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every peer table of BENCHMARKS.md in one go, on this host, each with the host and tool
-# versions above it (about 18 minutes on 2 cores, plus installing missing peers once):
+# versions above it (about 15 minutes on 2 cores, 892 s on host B, plus installing missing peers once):
 #   1. closed loop, 50 connections, every peer, nginx and vload-origin   (run.sh)
 #   2. closed loop against wrk at 10, 50, 1,000 and 10,000 connections   (scaling.sh)
 #   3. open loop against vegeta at 20k, 60k and 100k/s                    (open-loop.sh)

@@ -21,11 +21,16 @@ start_nginx "$port"
 url="http://127.0.0.1:$port/"
 : > "$tmp/results"
 # record TOOL CONNECTIONS REQUESTS SECONDS: one row, CPU from $tmp/time.
-record() { read -r u s < "$tmp/time"; echo "$1 $2 $3 $4 $u $s" >> "$tmp/results"; }
+record() {
+    [[ -n ${3:-} && -n ${4:-} ]] || { echo "floor.sh: $1 at $2 connections gave no result" >&2; exit 1; }
+    read -r u s < "$tmp/time"; echo "$1 $2 $3 $4 $u $s" >> "$tmp/results"
+}
 for c in $levels; do
   for _ in $(seq "$rounds"); do
     /usr/bin/time -f "%U %S" -o "$tmp/time" wrk -t1 -c"$c" -d"${secs}s" "$url" > "$tmp/out" 2>&1 || true
-    record wrk "$c" "$(awk '/requests in/ {print $1}' "$tmp/out")" "$secs"
+    # wrk's "N requests in 4.00s": the requests and the time they took.
+    record wrk "$c" $(awk '/requests in/ {sub(/s,$/, "", $4); print $1, $4}' "$tmp/out")
+    rm -f "$tmp/run.json" # a failed run leaves no file, and no number from the round before
     /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -c "$c" -d "${secs}s" \
         --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
     record vload "$c" $(python3 -c "

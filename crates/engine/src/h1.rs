@@ -65,7 +65,8 @@ pub(crate) struct Head {
 /// Parses a response head at the start of `buf`: `Ok(None)` until it is complete.
 pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
     // Slots httparse fills as it parses: initialising all 96 (3 KB of stores) for the seven or
-    // so headers a response has was a tenth of this function's time.
+    // so headers a response has was a quarter of a parse (190 against 144 ns, the
+    // `response/parse_and_classify` microbench).
     let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
@@ -481,7 +482,7 @@ mod tests {
         let over = with(MAX_HEADERS + 1);
         let error = parse_head(over.as_bytes(), false).unwrap_err();
         assert!(error.contains("too many headers"), "{error}");
-        // A partial head after a complete one in the same buffer: nothing carried over.
+        // The same head cut short is partial, not an error.
         assert_eq!(
             parse_head(&full.as_bytes()[..full.len() - 3], false),
             Ok(None)
