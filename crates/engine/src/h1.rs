@@ -151,9 +151,190 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
 }
 
 /// An io error while reading or writing, by kind.
-fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
+pub(crate) fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
     let kind = crate::failure::io_kind(error, in_body);
     (kind, format!("connection error: {error}"))
+}
+
+/// Where a [`Decoder`] is in a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    /// Body bytes still to come.
+    Length(u64),
+    ChunkSize,
+    /// Chunk bytes still to come, then the chunk's CRLF.
+    ChunkData(u64),
+    ChunkEnd,
+    Trailers,
+    UntilClose,
+}
+
+/// What [`Decoder::feed`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Everything given was consumed but what it cannot use yet (part of a head or of a
+    /// chunk line): it wants more bytes, or the end of the stream.
+    More,
+    /// The response ended; bytes after it were not consumed.
+    Done(Response),
+}
+
+/// One response, decoded from bytes as they arrive: no I/O of its own, so the same framing
+/// serves the tokio connection ([`H1Conn`]) and the worker's own event loop.
+#[derive(Debug, Clone)]
+pub(crate) struct Decoder {
+    head_request: bool,
+    state: State,
+    /// The final head, once parsed.
+    head: Option<Head>,
+    /// Body bytes consumed so far, whether or not the response completes.
+    body: u64,
+}
+
+impl Decoder {
+    /// A decoder for the response to a request, HEAD or not.
+    pub(crate) fn new(head_request: bool) -> Self {
+        Decoder {
+            head_request,
+            state: State::Head,
+            head: None,
+            body: 0,
+        }
+    }
+
+    /// Body bytes consumed so far.
+    pub(crate) fn body(&self) -> u64 {
+        self.body
+    }
+
+    /// True once the head is in: a failure after it is a failure of the body.
+    pub(crate) fn in_body(&self) -> bool {
+        self.head.is_some()
+    }
+
+    /// Consumes what it can of `buf`; returns how much, and whether the response ended.
+    pub(crate) fn feed(&mut self, buf: &[u8]) -> Result<(usize, Step), Failure> {
+        let mut at = 0;
+        loop {
+            let rest = &buf[at..];
+            match self.state {
+                State::Head => {
+                    let parsed = parse_head(rest, self.head_request)
+                        .map_err(|m| (ErrorKind::Protocol, m))?;
+                    match parsed {
+                        // 100 Continue and other interim responses precede the real one.
+                        Some(head) if (100..200).contains(&head.status) && head.status != 101 => {
+                            at += head.len;
+                        }
+                        Some(head) => {
+                            at += head.len;
+                            self.head = Some(head);
+                            self.state = match head.framing {
+                                Framing::Empty => return Ok((at, self.done())),
+                                Framing::Length(n) => State::Length(n),
+                                Framing::Chunked => State::ChunkSize,
+                                Framing::UntilClose => State::UntilClose,
+                            };
+                        }
+                        None if rest.len() >= MAX_HEAD => {
+                            return Err((
+                                ErrorKind::Protocol,
+                                format!("response head larger than {} KiB", MAX_HEAD / 1024),
+                            ));
+                        }
+                        None => return Ok((at, Step::More)),
+                    }
+                }
+                State::Length(n) => {
+                    let take = n.min(rest.len() as u64);
+                    (at, self.body) = (at + take as usize, self.body + take);
+                    if take < n {
+                        self.state = State::Length(n - take);
+                        return Ok((at, Step::More));
+                    }
+                    return Ok((at, self.done()));
+                }
+                State::UntilClose => {
+                    self.body += rest.len() as u64;
+                    return Ok((buf.len(), Step::More));
+                }
+                State::ChunkData(n) => {
+                    let take = n.min(rest.len() as u64);
+                    (at, self.body) = (at + take as usize, self.body + take);
+                    if take < n {
+                        self.state = State::ChunkData(n - take);
+                        return Ok((at, Step::More));
+                    }
+                    self.state = State::ChunkEnd;
+                }
+                State::ChunkSize | State::ChunkEnd | State::Trailers => {
+                    let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else {
+                        if rest.len() > MAX_LINE {
+                            return Err((ErrorKind::Protocol, "chunk line too long".into()));
+                        }
+                        return Ok((at, Step::More));
+                    };
+                    let line = &rest[..end];
+                    at += end + 2;
+                    match self.state {
+                        State::ChunkSize => match parse_chunk_size(line)? {
+                            0 => self.state = State::Trailers,
+                            size => self.state = State::ChunkData(size),
+                        },
+                        State::ChunkEnd if line.is_empty() => self.state = State::ChunkSize,
+                        State::ChunkEnd => {
+                            return Err((ErrorKind::Protocol, "chunk not followed by CRLF".into()));
+                        }
+                        // Trailers, up to the empty line.
+                        _ if line.is_empty() => return Ok((at, self.done())),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// The stream ended with `left` bytes not consumed: the response if its body runs to
+    /// the close, else why it is incomplete.
+    pub(crate) fn eof(&mut self, left: usize) -> Result<Response, Failure> {
+        let message = match self.state {
+            State::UntilClose => {
+                let mut response = self.response();
+                response.close = true;
+                return Ok(response);
+            }
+            State::Head if left > 0 => "connection closed in the middle of the response head",
+            State::Head => "connection closed before a response",
+            State::Length(n) => {
+                return Err((
+                    ErrorKind::Body,
+                    format!("connection closed {n} bytes before the end of the body"),
+                ));
+            }
+            _ => "connection closed inside a chunked body",
+        };
+        let kind = if self.in_body() {
+            ErrorKind::Body
+        } else {
+            ErrorKind::Reset
+        };
+        Err((kind, message.into()))
+    }
+
+    fn response(&self) -> Response {
+        let head = self.head.expect("a response ends after its head");
+        Response {
+            status: head.status,
+            body_bytes: self.body,
+            cache: head.cache,
+            close: head.close,
+        }
+    }
+
+    fn done(&self) -> Step {
+        Step::Done(self.response())
+    }
 }
 
 /// One HTTP/1.1 connection.
@@ -212,26 +393,10 @@ impl H1Conn {
 
     /// Reads more into the buffer; 0 at the end of the stream.
     async fn fill(&mut self) -> std::io::Result<usize> {
-        if self.start == self.end {
-            self.start = 0;
-            self.end = 0;
-        } else if self.end == self.buf.len() {
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            } else {
-                let grown = self.buf.len() * 2;
-                self.buf.resize(grown, 0);
-            }
-        }
-        let room = self.buf.len() - self.end;
+        let room = make_room(&mut self.buf, &mut self.start, &mut self.end);
         let n = self.io.read(&mut self.buf[self.end..]).await?;
         self.end += n;
-        if n == room && self.buf.len() < MAX_BUFFER {
-            let grown = (self.buf.len() * 2).min(MAX_BUFFER);
-            self.buf.resize(grown, 0);
-        }
+        grow_if_filled(&mut self.buf, n, room);
         Ok(n)
     }
 
@@ -254,137 +419,67 @@ impl H1Conn {
         head_request: bool,
     ) -> Result<Response, Failure> {
         if self.start < self.end {
-            // Bytes nobody asked for would be read as this request's response.
-            return Err((
-                ErrorKind::Protocol,
-                format!(
-                    "{} unexpected bytes after the previous response",
-                    self.end - self.start
-                ),
-            ));
+            return Err(unexpected(self.end - self.start));
         }
         self.io
             .write_all(request)
             .await
             .map_err(|e| io_failure(&e, false))?;
         self.io.flush().await.map_err(|e| io_failure(&e, false))?;
-        let head = loop {
-            match parse_head(&self.buf[self.start..self.end], head_request)
-                .map_err(|m| (ErrorKind::Protocol, m))?
-            {
-                // 100 Continue and other interim responses precede the real one.
-                Some(head) if (100..200).contains(&head.status) && head.status != 101 => {
-                    self.start += head.len;
-                }
-                Some(head) => break head,
-                None => {
-                    if self.end - self.start >= MAX_HEAD {
-                        return Err((
-                            ErrorKind::Protocol,
-                            format!("response head larger than {} KiB", MAX_HEAD / 1024),
-                        ));
-                    }
-                    if self.fill().await.map_err(|e| io_failure(&e, false))? == 0 {
-                        let message = if self.end > self.start {
-                            "connection closed in the middle of the response head"
-                        } else {
-                            "connection closed before a response"
-                        };
-                        return Err((ErrorKind::Reset, message.into()));
-                    }
-                }
-            }
-        };
-        self.start += head.len;
-        let body_bytes = self.read_body(head.framing).await?;
-        if head.close {
-            self.closed = true;
-        }
-        Ok(Response {
-            status: head.status,
-            body_bytes,
-            cache: head.cache,
-            close: head.close,
-        })
-    }
-
-    async fn read_body(&mut self, framing: Framing) -> Result<u64, Failure> {
-        match framing {
-            Framing::Empty => Ok(0),
-            Framing::Length(n) => {
-                self.skip(n).await?;
-                Ok(n)
-            }
-            Framing::UntilClose => {
-                let mut total = 0u64;
-                loop {
-                    let n = (self.end - self.start) as u64;
-                    total += n;
-                    self.received += n;
-                    self.start = self.end;
-                    if self.fill().await.map_err(|e| io_failure(&e, true))? == 0 {
-                        self.closed = true;
-                        return Ok(total);
-                    }
-                }
-            }
-            Framing::Chunked => {
-                let mut total = 0u64;
-                loop {
-                    let size = self.line(parse_chunk_size).await??;
-                    if size == 0 {
-                        // Trailers, up to the empty line.
-                        while !self.line(<[u8]>::is_empty).await? {}
-                        return Ok(total);
-                    }
-                    self.skip(size).await?;
-                    total += size;
-                    if !self.line(<[u8]>::is_empty).await? {
-                        return Err((ErrorKind::Protocol, "chunk not followed by CRLF".into()));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Consumes `n` body bytes.
-    async fn skip(&mut self, mut n: u64) -> Result<(), Failure> {
+        let mut decoder = Decoder::new(head_request);
         loop {
-            let take = n.min((self.end - self.start) as u64);
-            self.start += take as usize;
-            self.received += take;
-            n -= take;
-            if n == 0 {
-                return Ok(());
+            let before = decoder.body();
+            let fed = decoder.feed(&self.buf[self.start..self.end]);
+            self.received += decoder.body() - before;
+            let (used, step) = fed?;
+            self.start += used;
+            if let Step::Done(response) = step {
+                if response.close {
+                    self.closed = true;
+                }
+                return Ok(response);
             }
-            if self.fill().await.map_err(|e| io_failure(&e, true))? == 0 {
-                return Err((
-                    ErrorKind::Body,
-                    format!("connection closed {n} bytes before the end of the body"),
-                ));
+            let read = self.fill().await;
+            if read.map_err(|e| io_failure(&e, decoder.in_body()))? == 0 {
+                self.closed = true;
+                return decoder.eof(self.end - self.start);
             }
         }
     }
+}
 
-    /// Consumes one CRLF-terminated line and returns `f` of it (without the CRLF).
-    async fn line<T>(&mut self, f: impl Fn(&[u8]) -> T) -> Result<T, Failure> {
-        loop {
-            let window = &self.buf[self.start..self.end];
-            if let Some(at) = window.windows(2).position(|w| w == b"\r\n") {
-                let value = f(&window[..at]);
-                self.start += at + 2;
-                return Ok(value);
-            }
-            if window.len() > MAX_LINE {
-                return Err((ErrorKind::Protocol, "chunk line too long".into()));
-            }
-            if self.fill().await.map_err(|e| io_failure(&e, true))? == 0 {
-                return Err((
-                    ErrorKind::Body,
-                    "connection closed inside a chunked body".into(),
-                ));
-            }
+/// Bytes after a response nobody asked for: they would be read as the next response.
+pub(crate) fn unexpected(bytes: usize) -> Failure {
+    (
+        ErrorKind::Protocol,
+        format!("{bytes} unexpected bytes after the previous response"),
+    )
+}
+
+/// Makes room at the end of `buf[start..end]` for a read (moving or doubling); returns the
+/// room.
+pub(crate) fn make_room(buf: &mut Vec<u8>, start: &mut usize, end: &mut usize) -> usize {
+    if *start == *end {
+        (*start, *end) = (0, 0);
+    } else if *end == buf.len() {
+        if *start > 0 {
+            buf.copy_within(*start..*end, 0);
+            *end -= *start;
+            *start = 0;
+        } else {
+            let grown = buf.len() * 2;
+            buf.resize(grown, 0);
         }
+    }
+    buf.len() - *end
+}
+
+/// A read of `n` bytes that filled all the `room` there was doubles the buffer, up to
+/// [`MAX_BUFFER`], so large bodies take few reads.
+pub(crate) fn grow_if_filled(buf: &mut Vec<u8>, n: usize, room: usize) {
+    if n == room && buf.len() < MAX_BUFFER {
+        let grown = (buf.len() * 2).min(MAX_BUFFER);
+        buf.resize(grown, 0);
     }
 }
 
@@ -493,6 +588,121 @@ mod tests {
     fn cache_headers_are_classified_in_place() {
         let h = head("HTTP/1.1 200 OK\r\nX-Varnish: 5 3\r\nContent-Length: 0\r\n\r\n");
         assert_eq!(h.cache, (CacheClass::Hit, Some(CacheSource::XVarnish)));
+    }
+
+    /// Feeds `wire` to a decoder `step` bytes at a time, as reads would bring it; returns
+    /// the response (or the failure at the end of the stream) and the bytes left after it.
+    fn decode(wire: &[u8], step: usize, head_request: bool) -> (Result<Response, Failure>, usize) {
+        let mut decoder = Decoder::new(head_request);
+        let (mut start, mut end) = (0, 0);
+        loop {
+            match decoder.feed(&wire[start..end]) {
+                Err(failure) => return (Err(failure), wire.len() - start),
+                Ok((used, Step::Done(response))) => {
+                    return (Ok(response), wire.len() - start - used);
+                }
+                Ok((used, Step::More)) => start += used,
+            }
+            if end == wire.len() {
+                return (decoder.eof(end - start), 0);
+            }
+            end = (end + step).min(wire.len());
+        }
+    }
+
+    /// Every framing decodes the same whether it arrives at once or a byte at a time.
+    #[test]
+    fn the_decoder_frames_whatever_the_reads() {
+        let cases: [(&[u8], u64, usize); 5] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP",
+                5,
+                4,
+            ),
+            (
+                b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+                0,
+                0,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n\
+                  A\r\n0123456789\r\n0\r\nTrailer: t\r\n\r\nX",
+                13,
+                1,
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end",
+                13,
+                0,
+            ),
+            (b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 0, 0),
+        ];
+        for (wire, body, left) in cases {
+            for step in [1, 2, 7, wire.len()] {
+                let (response, rest) = decode(wire, step, false);
+                let response = response.unwrap_or_else(|f| panic!("step {step}: {f:?}"));
+                assert_eq!((response.body_bytes, rest), (body, left), "step {step}");
+            }
+        }
+        // HEAD: a Content-Length but no body.
+        let (response, rest) = decode(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", 3, true);
+        assert_eq!((response.unwrap().body_bytes, rest), (0, 0));
+    }
+
+    /// Each way a response can break names its kind and what was missing.
+    #[test]
+    fn the_decoder_names_each_broken_response() {
+        let cases: [(&[u8], ErrorKind, &str); 7] = [
+            (b"", ErrorKind::Reset, "before a response"),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-",
+                ErrorKind::Reset,
+                "middle of the response head",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc",
+                ErrorKind::Body,
+                "6 bytes before the end",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+                ErrorKind::Body,
+                "inside a chunked body",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n",
+                ErrorKind::Protocol,
+                "not followed by CRLF",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                ErrorKind::Protocol,
+                "malformed chunk size",
+            ),
+            (
+                b"SSH-2.0-OpenSSH\r\n\r\n",
+                ErrorKind::Protocol,
+                "malformed response head",
+            ),
+        ];
+        for (wire, kind, says) in cases {
+            for step in [1, wire.len().max(1)] {
+                let (response, _) = decode(wire, step, false);
+                let (got, message) = response.expect_err("broken");
+                assert_eq!(got, kind, "{message}");
+                assert!(message.contains(says), "{message}");
+            }
+        }
+        let endless_line = [
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" as &[u8],
+            &[b'1'; MAX_LINE + 1],
+        ]
+        .concat();
+        let (response, _) = decode(&endless_line, 512, false);
+        assert!(response.unwrap_err().1.contains("chunk line too long"));
+        let endless_head = [b"HTTP/1.1 200 OK\r\n" as &[u8], &[b'x'; MAX_HEAD]].concat();
+        let (response, _) = decode(&endless_head, 4096, false);
+        assert!(response.unwrap_err().1.contains("larger than 64 KiB"));
     }
 
     #[test]
