@@ -115,22 +115,37 @@ impl Dialer {
     }
 
     async fn tcp(&self) -> Result<TcpStream, Failure> {
+        match tokio::time::timeout(self.connect_timeout, TcpStream::connect(self.addr)).await {
+            Err(_) => Err(self.connect_timed_out()),
+            Ok(Err(e)) => Err(self.connect_failed(&e)),
+            Ok(Ok(stream)) => Ok(stream),
+        }
+    }
+
+    /// A TCP connect that did not complete within the connect timeout.
+    pub(crate) fn connect_timed_out(&self) -> Failure {
+        let (addr, timeout) = (self.addr, self.connect_timeout);
+        (
+            ErrorKind::ConnectTimeout,
+            format!("no connection to {addr} within {timeout:?}"),
+        )
+    }
+
+    /// A TCP connect that failed with `e`: refused, a limit of this machine, or else.
+    pub(crate) fn connect_failed(&self, e: &std::io::Error) -> Failure {
         let addr = self.addr;
-        match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
-            Err(_) => Err((
-                ErrorKind::ConnectTimeout,
-                format!("no connection to {addr} within {:?}", self.connect_timeout),
-            )),
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err((
+        if e.kind() == std::io::ErrorKind::ConnectionRefused {
+            (
                 ErrorKind::ConnectRefused,
                 format!("connecting to {addr}: {e}"),
-            )),
-            Ok(Err(e)) if is_client_limit(&e) => Err((
+            )
+        } else if is_client_limit(e) {
+            (
                 ErrorKind::ClientLimit,
                 format!("connecting to {addr}: {e} (a limit of this machine, not the server)"),
-            )),
-            Ok(Err(e)) => Err((ErrorKind::Connect, format!("connecting to {addr}: {e}"))),
-            Ok(Ok(stream)) => Ok(stream),
+            )
+        } else {
+            (ErrorKind::Connect, format!("connecting to {addr}: {e}"))
         }
     }
 

@@ -12,6 +12,7 @@
 //! end of the window, interrupts).
 
 mod closed;
+mod direct;
 mod job;
 mod open;
 mod serve;
@@ -151,6 +152,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         .stop
         .duration
         .and_then(|d| setup.t0.checked_add(setup.plan.warmup + d));
+    let direct = direct::serves(&setup);
     let worker = Rc::new(Worker::new(&mut setup, end));
     let mut interrupt = setup.interrupt.clone();
     // A Ctrl-C while waiting for --start-at ends the wait; the clock below then stops at once.
@@ -158,14 +160,25 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         () = tokio::time::sleep_until(setup.t0.into()) => {}
         Ok(_) = interrupt.wait_for(|stop| *stop != Stop::Running) => {}
     }
-    tokio::task::spawn_local(hiccup_probe(worker.clone()));
-    serve::start(&worker, setup.connections);
     let clock = Clock {
         t0: setup.t0,
         end,
         timeout: setup.plan.timeout,
     };
-    let (index, attack_end) = clock.run(&worker, &setup.to_collector, interrupt).await;
+    let (index, attack_end) = if direct {
+        // Blocks this thread until the attack is over: nothing else runs on its runtime.
+        direct::run(
+            &worker,
+            setup.connections,
+            &clock,
+            &setup.to_collector,
+            interrupt,
+        )
+    } else {
+        tokio::task::spawn_local(hiccup_probe(worker.clone()));
+        serve::start(&worker, setup.connections);
+        clock.run(&worker, &setup.to_collector, interrupt).await
+    };
     let end_instant = Instant::now();
     let attack_end = attack_end.unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
     let backlog = worker.backlog();

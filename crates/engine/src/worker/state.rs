@@ -7,6 +7,8 @@ use std::sync::mpsc;
 use std::task::{Context, Waker};
 use std::time::Instant;
 
+use bytes::Bytes;
+
 use tokio::sync::Notify;
 use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
@@ -18,6 +20,7 @@ use super::{WorkerMsg, WorkerSetup};
 use crate::cache::{CacheClass, CacheSource};
 use crate::conn::{Conn, Dialer};
 use crate::failure::Failure;
+use crate::h1::Response;
 use crate::plan::AttackPlan;
 use crate::rate::Curve;
 use crate::record::{ERROR_KINDS, IntervalStats};
@@ -39,6 +42,19 @@ enum Outcome {
         service: Option<u64>,
         response: Option<u64>,
     },
+}
+
+/// How an exchange ended, beside its result.
+pub(super) struct Ended {
+    /// When the request went out, and when its exchange ended.
+    pub(super) start: Instant,
+    pub(super) done: Instant,
+    /// Body bytes received, whether the response completed or not.
+    pub(super) received: u64,
+    /// The connection's last request (--requests-per-connection).
+    pub(super) last_on_connection: bool,
+    /// The connection outlives a failure of this exchange (an HTTP/2 stream's).
+    pub(super) survives: bool,
 }
 
 /// A rate plan's stages, for recording each request in its own.
@@ -349,25 +365,60 @@ impl Worker {
     /// Sends `request` on `conn`, waits for the whole response, and records it.
     async fn exchange(&self, conn: &mut Conn, request: Request<'_>, job: Job) -> Flow {
         let start = Instant::now();
-        self.record_send(&job, request.body().len() as u64);
+        self.begin(&job, request.body().len() as u64, start);
         conn.served += 1;
-        let last_on_connection = self
-            .plan
-            .requests_per_connection
-            .is_some_and(|n| conn.served >= n);
-        self.last_send.set(Some(start));
-        self.in_flight.set(self.in_flight.get() + 1);
+        let last_on_connection = self.last_on_connection(conn.served);
         let result = conn.exchange(request, start + self.plan.timeout).await;
-        self.in_flight.set(self.in_flight.get() - 1);
-        let done = Instant::now();
         // Counted whatever the outcome: an endless body that times out still arrived.
         let received = conn.take_received();
-        let open_loop = self.open().is_some();
         // A failed or timed-out HTTP/1.1 exchange leaves its connection unusable; an HTTP/2
         // stream's failure (a reset, a timeout that cancelled it) leaves the connection and
         // its other streams as they were, so the stream goes on unless the connection died.
+        let survives = conn.is_multiplexed() && conn.is_open();
+        let ended = Ended {
+            start,
+            done: Instant::now(),
+            received,
+            last_on_connection,
+            survives,
+        };
+        self.end(&job, result, ended)
+    }
+
+    /// A request of `job` goes out at `start` with a body of `bytes_out`.
+    pub(super) fn begin(&self, job: &Job, bytes_out: u64, start: Instant) {
+        self.record_send(job, bytes_out);
+        self.last_send.set(Some(start));
+        self.in_flight.set(self.in_flight.get() + 1);
+    }
+
+    /// True when the request numbered `served` on its connection is its last
+    /// (--requests-per-connection).
+    pub(super) fn last_on_connection(&self, served: u32) -> bool {
+        self.plan
+            .requests_per_connection
+            .is_some_and(|n| served >= n)
+    }
+
+    /// Records how the request begun for `job` ended: a response, a failure, or `None` at
+    /// the timeout; says what its connection does next.
+    pub(super) fn end(
+        &self,
+        job: &Job,
+        result: Option<Result<Response, Failure>>,
+        ended: Ended,
+    ) -> Flow {
+        let Ended {
+            start,
+            done,
+            received,
+            last_on_connection,
+            survives,
+        } = ended;
+        self.in_flight.set(self.in_flight.get() - 1);
+        let open_loop = self.open().is_some();
         let after_failure = || {
-            if conn.is_multiplexed() && conn.is_open() {
+            if survives {
                 Flow::KeepAlive
             } else {
                 Flow::Reconnect
@@ -408,8 +459,29 @@ impl Worker {
                 (outcome, after_failure())
             }
         };
-        self.record(&job, done, received, outcome);
+        self.record(job, done, received, outcome);
         flow
+    }
+
+    /// A connection was made (counted in the interval).
+    pub(super) fn count_connection(&self) {
+        self.stats.borrow_mut().connections_opened += 1;
+    }
+
+    /// The attack's request as the lean HTTP/1.1 client writes it: its bytes, whether it is
+    /// a HEAD, and its body's size.
+    pub(super) fn lean_request(&self) -> (Bytes, bool, u64) {
+        let request = self.request.request(None);
+        (
+            request.lean_bytes(),
+            request.is_head(),
+            request.body().len() as u64,
+        )
+    }
+
+    /// Where and how connections are made.
+    pub(super) fn dialer(&self) -> &Dialer {
+        &self.dialer
     }
 
     fn record_send(&self, job: &Job, bytes_out: u64) {

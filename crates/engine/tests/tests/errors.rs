@@ -294,3 +294,111 @@ fn error_statuses_are_responses_not_transport_errors() {
         10
     );
 }
+
+/// A request body the server never reads fills the socket: the worker's own loop waits for
+/// room to write (it does not spin on a readable socket meanwhile) and the request times out
+/// like any other; a server that reads it slowly gets all of it, then answers.
+#[test]
+fn a_request_body_the_server_reads_slowly_or_never() {
+    const BODY: usize = 4 << 20;
+    for reads in [false, true] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(4) {
+                let Ok(mut s) = stream else { continue };
+                std::thread::spawn(move || {
+                    if !reads {
+                        // Holds the connection open, unread, until the client gives up.
+                        let _ = s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+                        std::thread::sleep(Duration::from_secs(3));
+                        return;
+                    }
+                    // Each request: its head, then BODY bytes, read a little at a time.
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let mut pending: Vec<u8> = Vec::new();
+                    loop {
+                        let head_end = loop {
+                            if let Some(at) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break at + 4;
+                            }
+                            match s.read(&mut buf) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => pending.extend_from_slice(&buf[..n]),
+                            }
+                        };
+                        let mut got = pending.len() - head_end;
+                        while got < BODY {
+                            std::thread::sleep(Duration::from_millis(2));
+                            match s.read(&mut buf[..(BODY - got).min(64 * 1024)]) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => got += n,
+                            }
+                        }
+                        pending.clear();
+                        if s.write_all(b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok")
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let mut p = plan(addr, "/upload", closed(1), count(2));
+        p.request.method = http::Method::POST;
+        p.request.body = bytes::Bytes::from(vec![b'x'; BODY]);
+        p.timeout = Duration::from_secs(if reads { 10 } else { 0 }) + Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 2, "reads {reads}");
+        if reads {
+            assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+            assert_eq!(run.totals.status_codes.get(&201), Some(&2));
+            assert_eq!(run.totals.bytes_out, 2 * BODY as u64);
+        } else {
+            assert_eq!(kinds(&run), [ErrorKind::RequestTimeout]);
+            assert_eq!(run.totals.errors[&ErrorKind::RequestTimeout].count, 2);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+        }
+    }
+}
+
+/// A connect that never completes (the server's accept queue is full, so its SYNs are
+/// dropped) fails as a connect timeout after --connect-timeout, and the attack goes on.
+#[test]
+fn a_connect_that_never_completes_is_a_connect_timeout() {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    socket.listen(0).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    // Fill the queue: the first connections are queued, never accepted; later ones hang.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        if let Ok(s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            held.push(s);
+        }
+    }
+    let mut p = plan(addr, "/", closed(1), count(2));
+    p.connect_timeout = Duration::from_millis(300);
+    let run = attack(p);
+    assert_eq!(run.totals.completed, 2);
+    assert_eq!(kinds(&run), [ErrorKind::ConnectTimeout], "{:?}", run.totals);
+    let e = &run.totals.errors[&ErrorKind::ConnectTimeout];
+    assert!(
+        e.sample.contains("no connection to") && e.sample.contains("300ms"),
+        "{e:?}"
+    );
+    drop(held);
+}
