@@ -11,6 +11,7 @@
 //! the window, interrupts, the grace period) and the stall probe run between batches. See
 //! docs/ARCHITECTURE.md, "The plain HTTP/1.1 closed loop runs on its own epoll loop".
 
+use std::cell::Cell;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::mpsc;
@@ -168,10 +169,14 @@ pub(super) fn run(
     let (mut index, mut tick) = (0u32, clock.t0 + Duration::from_secs(1));
     let mut sweep = now + SWEEP;
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-    // Blocks until an event; the probe's timer wakes the loop every millisecond. Without
-    // it, a 1 ms timeout does.
-    let wait_ms = if probe.is_some() { -1 } else { 1 };
     while direct.live > 0 {
+        // The probe's timer wakes the loop every millisecond; without it (no timerfd, or one
+        // that could not be re-armed), a 1 ms timeout does.
+        let wait_ms = if probe.as_ref().is_some_and(|p| p.armed.get()) {
+            SWEEP.as_millis() as i32
+        } else {
+            1
+        };
         on_park();
         // SAFETY: `events` has room for EVENTS entries; the epoll descriptor is ours.
         let ready = unsafe {
@@ -187,7 +192,7 @@ pub(super) fn run(
             let (token, flags) = (event.u64, event.events);
             if token == TIMER {
                 if let Some(probe) = &probe {
-                    probe.fired(worker);
+                    probe.fired(worker, direct.epoll.as_raw_fd());
                 }
             } else {
                 direct.ready(token as usize, flags);
@@ -591,7 +596,9 @@ fn epoll() -> io::Result<OwnedFd> {
 /// recorded as the worker's hiccup, as the tokio loop's probe does (jHiccup's method).
 struct Probe {
     fd: OwnedFd,
-    expected: std::cell::Cell<Instant>,
+    expected: Cell<Instant>,
+    /// False once the timer could not be re-armed (and left the epoll).
+    armed: Cell<bool>,
 }
 
 impl Probe {
@@ -618,7 +625,8 @@ impl Probe {
         }
         let probe = Probe {
             fd,
-            expected: std::cell::Cell::new(Instant::now()),
+            expected: Cell::new(Instant::now()),
+            armed: Cell::new(true),
         };
         probe.arm().then_some(probe)
     }
@@ -641,9 +649,25 @@ impl Probe {
         unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) == 0 }
     }
 
-    fn fired(&self, worker: &Worker) {
+    fn fired(&self, worker: &Worker, epoll: RawFd) {
+        if !self.armed.get() {
+            return;
+        }
         let late = nanos_between(self.expected.get(), Instant::now());
         worker.stats.borrow_mut().hiccup.record(late);
-        self.arm();
+        if !self.arm() {
+            // An expired timer left in a level-triggered epoll would be reported at every
+            // wait: it leaves, and the loop falls back to a 1 ms wait.
+            self.armed.set(false);
+            // SAFETY: both descriptors are open; DEL ignores the event.
+            unsafe {
+                libc::epoll_ctl(
+                    epoll,
+                    libc::EPOLL_CTL_DEL,
+                    self.fd.as_raw_fd(),
+                    std::ptr::null_mut(),
+                )
+            };
+        }
     }
 }
