@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Two vload builds against each other, closed loop on nginx (one worker, 11-byte body), one
+# client thread each, interleaved rounds: req/s, CPU, user and system µs a request, peak RSS.
+# For measuring one change: build the commit before into another target directory, e.g.
+#   git worktree add /tmp/before HEAD~1 && (cd /tmp/before && cargo build --release -p vload)
+#   bash benches/peers/versions.sh /tmp/before/target/release/vload target/release/vload "10 50 1000" 6
+#   bash benches/peers/versions.sh BEFORE AFTER [CONNECTIONS] [ROUNDS]   (defaults "50", 6; 4 s each)
+set -euo pipefail
+before=$(realpath "${1:?the binary before}"); after=$(realpath "${2:?the binary after}")
+levels=${3:-50}; rounds=${4:-6}
+source "$(dirname "$0")/lib.sh"
+for tool in nginx /usr/bin/time; do command -v $tool >/dev/null || { echo "needs $tool (see run.sh)" >&2; exit 2; }; done
+host_info
+echo "before: $1, after: $2"
+port=18099
+start_nginx "$port"
+: > "$tmp/results"
+for c in $levels; do
+  for _ in $(seq "$rounds"); do
+    for side in before after; do
+      bin=$before; [[ $side == after ]] && bin=$after
+      rm -f "$tmp/run.json" # a failed run leaves no file, and no number from the round before
+      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$bin" attack -t 1 -c "$c" -d 4s --no-progress \
+          -o "$tmp/run.json" "http://127.0.0.1:$port/" > /dev/null 2>&1 || true
+      [[ -s $tmp/run.json ]] || { echo "versions.sh: $side at $c connections wrote no run file" >&2; exit 1; }
+      read -r u s m < "$tmp/time"
+      python3 -c "
+import json; r=json.load(open('$tmp/run.json')); w=r['window']
+print('$side $c', r['totals']['completed'], w['measured_s'] + w['wait_s'], $u, $s, $m)" >> "$tmp/results"
+    done
+  done
+done
+python3 - "$tmp/results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    side, c, n, took, u, s, m = line.split()
+    n = int(n)
+    rows.setdefault((int(c), side), []).append(
+        (n / float(took), (float(u) + float(s)) * 1e6 / n, float(u) * 1e6 / n, float(s) * 1e6 / n, int(m) / 1024))
+print("| connections | build | req/s | CPU µs/req | user | system | change in CPU | peak RSS MB |")
+print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for c in sorted({c for c, _ in rows}):
+    base = statistics.median(r[1] for r in rows[(c, "before")])
+    for side in ("before", "after"):
+        rs = rows[(c, side)]
+        rps, cpu, user, system = (statistics.median(r[k] for r in rs) for k in range(4))
+        print(f"| {c:,} | {side} | {rps:,.0f} | {cpu:.2f} | {user:.2f} | {system:.2f} | {cpu / base - 1:+.0%} | {max(r[4] for r in rs):.1f} |")
+PY
