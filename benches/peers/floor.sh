@@ -30,12 +30,9 @@ for c in $levels; do
     /usr/bin/time -f "%U %S" -o "$tmp/time" wrk -t1 -c"$c" -d"${secs}s" "$url" > "$tmp/out" 2>&1 || true
     # wrk's "N requests in 4.00s": the requests and the time they took.
     record wrk "$c" $(awk '/requests in/ {sub(/s,$/, "", $4); print $1, $4}' "$tmp/out")
-    rm -f "$tmp/run.json" # a failed run leaves no file, and no number from the round before
-    /usr/bin/time -f "%U %S" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -c "$c" -d "${secs}s" \
-        --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
-    record vload "$c" $(python3 -c "
-import json; r=json.load(open('$tmp/run.json')); w=r['window']
-print(r['totals']['completed'], w['measured_s'] + w['wait_s'])")
+    out=$(vload_round "$top/target/release/vload" "$c" "$secs" "$url")
+    read -r n took u s _ <<< "$out"
+    echo "vload $c $n $took $u $s" >> "$tmp/results"
     for mode in epoll uring; do
       /usr/bin/time -f "%U %S" -o "$tmp/time" "$tmp/floor" "$mode" "$port" "$c" "$secs" > "$tmp/out"
       read -r n took _ < "$tmp/out"

@@ -72,3 +72,18 @@ start_nginx_tls() {
     nginx_on "$1" "ssl http2" \
         "ssl_certificate $tmp/cert.pem; ssl_certificate_key $tmp/key.pem; ssl_protocols TLSv1.3;"
 }
+
+# vload_round BINARY CONNECTIONS SECONDS URL: one closed-loop round of a vload binary, one
+# thread, under /usr/bin/time; prints "REQUESTS SECONDS USER_S SYSTEM_S PEAK_RSS_KB" (SECONDS:
+# the measured window and the wait for the last responses). Fails with a line when no run
+# file was written, so a round never reports the number of the round before; call it as
+# `out=$(vload_round ...)` so that `set -e` stops the script there.
+vload_round() {
+    rm -f "$tmp/run.json"
+    /usr/bin/time -f "%U %S %M" -o "$tmp/vload-time" "$1" attack -t 1 -c "$2" -d "${3}s" \
+        --no-progress -o "$tmp/run.json" "$4" > /dev/null 2>&1 || true
+    [[ -s $tmp/run.json ]] || { echo "$(basename "$0"): vload at $2 connections wrote no run file" >&2; return 1; }
+    python3 -c "
+import json, sys; r = json.load(open(sys.argv[1])); w = r['window']
+print(r['totals']['completed'], w['measured_s'] + w['wait_s'], *sys.argv[2:])" "$tmp/run.json" $(cat "$tmp/vload-time")
+}

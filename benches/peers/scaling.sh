@@ -18,12 +18,9 @@ for c in $levels; do
     /usr/bin/time -f "%U %S %M" -o "$tmp/time" wrk -t1 -c"$c" -d"${secs}s" "$url" > "$tmp/out" 2>&1 || true
     read -r u s m < "$tmp/time"
     echo "wrk $c $(awk '/Requests\/sec/ {print $2}' "$tmp/out") $(awk '/requests in/ {print $1}' "$tmp/out") $u $s $m" >> "$tmp/results"
-    /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$top/target/release/vload" attack -t 1 -c "$c" -d "${secs}s" \
-        --no-progress -o "$tmp/run.json" "$url" > /dev/null 2>&1 || true
-    read -r u s m < "$tmp/time"
-    python3 -c "
-import json; r=json.load(open('$tmp/run.json')); w=r['window']; n=r['totals']['completed']
-print('vload $c', n/(w['measured_s']+w['wait_s']), n, $u, $s, $m)" >> "$tmp/results"
+    out=$(vload_round "$top/target/release/vload" "$c" "$secs" "$url")
+    read -r n took u s m <<< "$out"
+    echo "vload $c $(awk -v n="$n" -v t="$took" 'BEGIN {print n / t}') $n $u $s $m" >> "$tmp/results"
   done
 done
 python3 - "$tmp/results" <<'PY'

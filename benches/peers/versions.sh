@@ -19,14 +19,8 @@ for c in $levels; do
   for _ in $(seq "$rounds"); do
     for side in before after; do
       bin=$before; [[ $side == after ]] && bin=$after
-      rm -f "$tmp/run.json" # a failed run leaves no file, and no number from the round before
-      /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$bin" attack -t 1 -c "$c" -d 4s --no-progress \
-          -o "$tmp/run.json" "http://127.0.0.1:$port/" > /dev/null 2>&1 || true
-      [[ -s $tmp/run.json ]] || { echo "versions.sh: $side at $c connections wrote no run file" >&2; exit 1; }
-      read -r u s m < "$tmp/time"
-      python3 -c "
-import json; r=json.load(open('$tmp/run.json')); w=r['window']
-print('$side $c', r['totals']['completed'], w['measured_s'] + w['wait_s'], $u, $s, $m)" >> "$tmp/results"
+      out=$(vload_round "$bin" "$c" 4 "http://127.0.0.1:$port/")
+      echo "$side $c $out" >> "$tmp/results"
     done
   done
 done

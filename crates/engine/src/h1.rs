@@ -25,7 +25,7 @@ const MAX_HEADERS: usize = 96;
 /// The read buffer's starting size, enough for the head of a cache's usual small response:
 /// every connection pays it (10,000 connections: 10 MB at 1 KB, 40 MB at 4 KB), and a
 /// read that fills it doubles it.
-const BUFFER: usize = 1024;
+pub(crate) const BUFFER: usize = 1024;
 /// A read that fills the buffer doubles it, up to this, so large bodies take few reads.
 const MAX_BUFFER: usize = 64 * 1024;
 /// Longest chunk-size or trailer line accepted.
@@ -160,11 +160,12 @@ pub(crate) fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Head,
-    /// Body bytes still to come.
-    Length(u64),
+    /// Body bytes still to come: of a Content-Length body, or of a chunk (then its CRLF).
+    Bytes {
+        left: u64,
+        chunk: bool,
+    },
     ChunkSize,
-    /// Chunk bytes still to come, then the chunk's CRLF.
-    ChunkData(u64),
     ChunkEnd,
     Trailers,
     UntilClose,
@@ -232,7 +233,10 @@ impl Decoder {
                             self.head = Some(head);
                             self.state = match head.framing {
                                 Framing::Empty => return Ok((at, self.done())),
-                                Framing::Length(n) => State::Length(n),
+                                Framing::Length(n) => State::Bytes {
+                                    left: n,
+                                    chunk: false,
+                                },
                                 Framing::Chunked => State::ChunkSize,
                                 Framing::UntilClose => State::UntilClose,
                             };
@@ -246,27 +250,22 @@ impl Decoder {
                         None => return Ok((at, Step::More)),
                     }
                 }
-                State::Length(n) => {
-                    let take = n.min(rest.len() as u64);
+                State::Bytes { left, chunk } => {
+                    let take = left.min(rest.len() as u64);
                     (at, self.body) = (at + take as usize, self.body + take);
-                    if take < n {
-                        self.state = State::Length(n - take);
+                    if take < left {
+                        let left = left - take;
+                        self.state = State::Bytes { left, chunk };
                         return Ok((at, Step::More));
                     }
-                    return Ok((at, self.done()));
+                    if !chunk {
+                        return Ok((at, self.done()));
+                    }
+                    self.state = State::ChunkEnd;
                 }
                 State::UntilClose => {
                     self.body += rest.len() as u64;
                     return Ok((buf.len(), Step::More));
-                }
-                State::ChunkData(n) => {
-                    let take = n.min(rest.len() as u64);
-                    (at, self.body) = (at + take as usize, self.body + take);
-                    if take < n {
-                        self.state = State::ChunkData(n - take);
-                        return Ok((at, Step::More));
-                    }
-                    self.state = State::ChunkEnd;
                 }
                 State::ChunkSize | State::ChunkEnd | State::Trailers => {
                     let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else {
@@ -280,7 +279,12 @@ impl Decoder {
                     match self.state {
                         State::ChunkSize => match parse_chunk_size(line)? {
                             0 => self.state = State::Trailers,
-                            size => self.state = State::ChunkData(size),
+                            size => {
+                                self.state = State::Bytes {
+                                    left: size,
+                                    chunk: true,
+                                }
+                            }
                         },
                         State::ChunkEnd if line.is_empty() => self.state = State::ChunkSize,
                         State::ChunkEnd => {
@@ -306,10 +310,10 @@ impl Decoder {
             }
             State::Head if left > 0 => "connection closed in the middle of the response head",
             State::Head => "connection closed before a response",
-            State::Length(n) => {
+            State::Bytes { left, chunk: false } => {
                 return Err((
                     ErrorKind::Body,
-                    format!("connection closed {n} bytes before the end of the body"),
+                    format!("connection closed {left} bytes before the end of the body"),
                 ));
             }
             _ => "connection closed inside a chunked body",

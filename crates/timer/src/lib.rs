@@ -28,10 +28,52 @@ use std::time::Instant;
 #[cfg(target_os = "linux")]
 mod imp {
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::time::Instant;
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+    use std::time::{Duration, Instant};
 
     use tokio::io::unix::AsyncFd;
+
+    /// A non-blocking, close-on-exec `timerfd` on the monotonic clock (that of `Instant`).
+    ///
+    /// # Errors
+    /// The kernel refuses one (out of descriptors).
+    pub fn timerfd() -> io::Result<OwnedFd> {
+        // SAFETY: plain syscall; the returned descriptor is checked before use.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    }
+
+    /// Arms `fd` to expire once, `wait` from now. Arming resets its expiration count, so
+    /// a level-triggered epoll stops reporting an expiry it was not read for.
+    ///
+    /// # Errors
+    /// `fd` is not a timerfd.
+    pub fn arm_timerfd(fd: BorrowedFd<'_>, wait: Duration) -> io::Result<()> {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: wait.as_secs() as libc::time_t,
+                tv_nsec: libc::c_long::from(wait.subsec_nanos() as i32),
+            },
+        };
+        // SAFETY: a timerfd, a valid itimerspec, no old value wanted.
+        if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 
     /// A reusable one-shot timer backed by a `timerfd`.
     #[derive(Debug)]
@@ -45,18 +87,7 @@ mod imp {
         /// # Errors
         /// The kernel refuses a timerfd (out of descriptors).
         pub fn new() -> io::Result<Self> {
-            // SAFETY: plain syscall; the returned descriptor is checked before use.
-            let raw = unsafe {
-                libc::timerfd_create(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-                )
-            };
-            if raw < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-            let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+            let fd = timerfd()?;
             let interest = tokio::io::Interest::READABLE;
             // SAFETY: the AsyncFd owns the OwnedFd, which stays open and the same
             // descriptor until the AsyncFd drops it.
@@ -76,19 +107,7 @@ mod imp {
             else {
                 return;
             };
-            let spec = libc::itimerspec {
-                it_interval: libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                },
-                it_value: libc::timespec {
-                    tv_sec: wait.as_secs() as libc::time_t,
-                    tv_nsec: libc::c_long::from(wait.subsec_nanos() as i32),
-                },
-            };
-            let fd = self.fd.get_ref().as_raw_fd();
-            // SAFETY: fd is our timerfd; spec is a valid itimerspec; old value not wanted.
-            if unsafe { libc::timerfd_settime(fd, 0, &spec, std::ptr::null_mut()) } != 0 {
+            if arm_timerfd(self.fd.get_ref().as_fd(), wait).is_err() {
                 return tokio::time::sleep_until(deadline.into()).await;
             }
             // The expiration count is not read: re-arming resets it, and the runtime's epoll
@@ -134,6 +153,8 @@ mod imp {
 }
 
 pub use imp::PreciseTimer;
+#[cfg(target_os = "linux")]
+pub use imp::{arm_timerfd, timerfd};
 
 /// Lowers this thread's timer slack to 1 ns so that wake-ups are not batched by the
 /// kernel's default 50 µs slack.

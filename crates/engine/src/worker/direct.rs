@@ -13,7 +13,8 @@
 
 use std::cell::Cell;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -25,9 +26,9 @@ use vload_timer::nanos_between;
 
 use super::job::{Flow, Job};
 use super::state::{Ended, Model, Worker};
-use super::{Clock, END_GRACE, INTERRUPT_GRACE, WorkerMsg, WorkerSetup, on_park, on_unpark};
+use super::{CONNECT_BACKOFF, Clock, WorkerMsg, WorkerSetup, on_park, on_unpark};
 use crate::failure::Failure;
-use crate::h1::{Decoder, Step, grow_if_filled, io_failure, make_room, unexpected};
+use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, io_failure, make_room, unexpected};
 use crate::observe::Stop;
 use crate::plan::{Client, Protocol};
 
@@ -35,16 +36,12 @@ use crate::plan::{Client, Protocol};
 /// is recorded at the timeout whenever it is noticed; this only bounds how long after it its
 /// connection is replaced.
 const SWEEP: Duration = Duration::from_millis(10);
-/// Pause after a failed connect, so a dead server is not spun on (as the tokio loop's).
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// The stall probe's period: how late a 1 ms timer is noticed is the loop's own stall.
 const PROBE: Duration = Duration::from_millis(1);
 /// Events taken from the kernel a wait.
 const EVENTS: usize = 256;
 /// The probe timer's token; connections are tokened by their index.
 const TIMER: u64 = u64::MAX;
-/// A read buffer's starting size, as the tokio connection's.
-const BUFFER: usize = 1024;
 
 /// True when `setup` is an attack this loop serves: plain HTTP/1.1 with the lean client, a
 /// closed loop, no target files.
@@ -109,7 +106,7 @@ struct Direct<'w> {
 /// Runs the closed loop of `connections` connections until it is over or the grace period
 /// ends; returns the index of the interval still open and when the attack stopped sending.
 pub(super) fn run(
-    worker: &Worker,
+    worker: &Rc<Worker>,
     connections: u32,
     clock: &Clock,
     to_collector: &mpsc::Sender<WorkerMsg>,
@@ -152,7 +149,7 @@ pub(super) fn run(
     };
     let now = Instant::now();
     // A Ctrl-C before the start stops the attack before any connection is made.
-    interrupts.check(worker, now, clock.timeout, &mut grace, &mut attack_end);
+    interrupts.check(worker, clock, &mut grace, &mut attack_end);
     for i in 0..connections as usize {
         direct.slots.push(Slot {
             socket: None,
@@ -209,12 +206,12 @@ pub(super) fn run(
             && grace.is_none()
         {
             // The window ends at its planned end, however late the loop noticed it.
-            grace = Some(end_window(worker, end, now, clock.timeout, &mut attack_end));
+            clock.end_window(worker, end, &mut attack_end, &mut grace);
         }
         if now >= sweep {
             sweep = now + SWEEP;
             direct.sweep(now);
-            interrupts.check(worker, now, clock.timeout, &mut grace, &mut attack_end);
+            interrupts.check(worker, clock, &mut grace, &mut attack_end);
         }
         if grace.is_some_and(|grace| now >= grace) {
             break;
@@ -223,21 +220,18 @@ pub(super) fn run(
     (index, attack_end)
 }
 
-/// What the run was told (an interrupt, the end of the window), as the tokio loop's clock
-/// reads it.
+/// What the run was told (an interrupt, the end of the window), read without awaiting.
 struct Interrupts {
     receiver: watch::Receiver<Stop>,
     seen: Stop,
 }
 
 impl Interrupts {
-    /// Acts on anything new: the window ends, or (Ctrl-C) sending stops and in-flight
-    /// requests get [`INTERRUPT_GRACE`].
+    /// Hands anything new to the clock, as its tokio loop does.
     fn check(
         &mut self,
-        worker: &Worker,
-        now: Instant,
-        timeout: Duration,
+        worker: &Rc<Worker>,
+        clock: &Clock,
         grace: &mut Option<Instant>,
         attack_end: &mut Option<Instant>,
     ) {
@@ -246,37 +240,11 @@ impl Interrupts {
             Err(_) => Stop::Interrupt,
             Ok(_) => *self.receiver.borrow_and_update(),
         };
-        if stop <= self.seen {
-            return;
-        }
-        self.seen = stop;
-        match stop {
-            Stop::EndWindow if grace.is_none() => {
-                *grace = Some(end_window(worker, now, now, timeout, attack_end));
-            }
-            Stop::Interrupt => {
-                attack_end.get_or_insert(now);
-                worker.begin_stop();
-                let limit = now + INTERRUPT_GRACE;
-                *grace = Some(grace.map_or(limit, |g| g.min(limit)));
-            }
-            _ => {}
+        if stop > self.seen {
+            self.seen = stop;
+            clock.on_stop(worker, stop, attack_end, grace);
         }
     }
-}
-
-/// Ends the window at `end`: nothing more is sent, and in-flight requests get the request
-/// timeout; returns when the grace period ends.
-fn end_window(
-    worker: &Worker,
-    end: Instant,
-    now: Instant,
-    timeout: Duration,
-    attack_end: &mut Option<Instant>,
-) -> Instant {
-    *attack_end = Some(end.min(now));
-    worker.begin_stop();
-    now + timeout + END_GRACE
 }
 
 impl Direct<'_> {
@@ -603,18 +571,7 @@ struct Probe {
 
 impl Probe {
     fn new(epoll: RawFd) -> Option<Probe> {
-        // SAFETY: plain syscall; the descriptor is checked before use.
-        let raw = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        if raw < 0 {
-            return None;
-        }
-        // SAFETY: a fresh descriptor nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = vload_timer::timerfd().ok()?;
         let mut event = libc::epoll_event {
             events: libc::EPOLLIN as u32,
             u64: TIMER,
@@ -631,22 +588,11 @@ impl Probe {
         probe.arm().then_some(probe)
     }
 
-    /// Arms the timer one period from now. Arming resets its expiration count, so the
-    /// level-triggered epoll stops reporting it without a read.
+    /// Arms the timer one period from now (which also stops the level-triggered epoll
+    /// reporting the expiry just seen, without a read).
     fn arm(&self) -> bool {
         self.expected.set(Instant::now() + PROBE);
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: PROBE.as_nanos() as libc::c_long,
-            },
-        };
-        // SAFETY: our timerfd, a valid itimerspec, no old value wanted.
-        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) == 0 }
+        vload_timer::arm_timerfd(self.fd.as_fd(), PROBE).is_ok()
     }
 
     fn fired(&self, worker: &Worker, epoll: RawFd) {
@@ -669,5 +615,19 @@ impl Probe {
                 )
             };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every connection of the loop is a slot beside its 1 KB buffer and its socket: at
+    /// 10,000 connections each 100 bytes of slot is a megabyte. A tokio connection task was
+    /// 1.3 KB of future (`serve::tests::a_connection_task_stays_small`).
+    #[test]
+    fn a_slot_stays_small() {
+        let size = std::mem::size_of::<Slot>();
+        assert!(size <= 256, "a slot is {size} bytes");
     }
 }

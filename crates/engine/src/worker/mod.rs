@@ -12,6 +12,7 @@
 //! end of the window, interrupts).
 
 mod closed;
+#[cfg(target_os = "linux")]
 mod direct;
 mod job;
 mod open;
@@ -39,6 +40,8 @@ use state::Worker;
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// After a time-bounded window, in-flight requests get the request timeout and this.
 const END_GRACE: Duration = Duration::from_millis(100);
+/// Closed loop: pause after a failed connect, so a dead server is not spun on.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What a worker sends to the collector.
 #[derive(Debug)]
@@ -152,6 +155,8 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         .stop
         .duration
         .and_then(|d| setup.t0.checked_add(setup.plan.warmup + d));
+    // Linux: the plain HTTP/1.1 closed loop runs on the worker's own epoll (worker/direct.rs).
+    #[cfg(target_os = "linux")]
     let direct = direct::serves(&setup);
     let worker = Rc::new(Worker::new(&mut setup, end));
     let mut interrupt = setup.interrupt.clone();
@@ -165,19 +170,21 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         end,
         timeout: setup.plan.timeout,
     };
-    let (index, attack_end) = if direct {
+    #[cfg(target_os = "linux")]
+    let served = direct.then(|| {
         // Blocks this thread until the attack is over: nothing else runs on its runtime.
-        direct::run(
-            &worker,
-            setup.connections,
-            &clock,
-            &setup.to_collector,
-            interrupt,
-        )
-    } else {
-        tokio::task::spawn_local(hiccup_probe(worker.clone()));
-        serve::start(&worker, setup.connections);
-        clock.run(&worker, &setup.to_collector, interrupt).await
+        let (to_collector, interrupt) = (&setup.to_collector, interrupt.clone());
+        direct::run(&worker, setup.connections, &clock, to_collector, interrupt)
+    });
+    #[cfg(not(target_os = "linux"))]
+    let served = None;
+    let (index, attack_end) = match served {
+        Some(served) => served,
+        None => {
+            tokio::task::spawn_local(hiccup_probe(worker.clone()));
+            serve::start(&worker, setup.connections);
+            clock.run(&worker, &setup.to_collector, interrupt).await
+        }
     };
     let end_instant = Instant::now();
     let attack_end = attack_end.unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
@@ -235,24 +242,34 @@ impl Clock {
                 stop = interrupt.wait_for(|stop| *stop > seen), if seen != Stop::Interrupt => {
                     // A dropped sender is read as an interrupt: nobody can end the run else.
                     seen = stop.map_or(Stop::Interrupt, |stop| *stop);
-                    let now = Instant::now();
-                    match seen {
-                        Stop::EndWindow if grace.is_none() => {
-                            self.end_window(worker, now, &mut attack_end, &mut grace);
-                        }
-                        Stop::Interrupt => {
-                            attack_end.get_or_insert(now);
-                            worker.begin_stop();
-                            let limit = now + INTERRUPT_GRACE;
-                            grace = Some(grace.map_or(limit, |g| g.min(limit)));
-                        }
-                        _ => {}
-                    }
+                    self.on_stop(worker, seen, &mut attack_end, &mut grace);
                 }
                 () = tokio::time::sleep_until(grace.unwrap_or(far).into()), if grace.is_some() => break,
             }
         }
         (index, attack_end)
+    }
+
+    /// Acts on what the run was told: the window ends now (unless it already has), or
+    /// (Ctrl-C) sending stops and in-flight requests get [`INTERRUPT_GRACE`].
+    fn on_stop(
+        &self,
+        worker: &Rc<Worker>,
+        stop: Stop,
+        attack_end: &mut Option<Instant>,
+        grace: &mut Option<Instant>,
+    ) {
+        let now = Instant::now();
+        match stop {
+            Stop::EndWindow if grace.is_none() => self.end_window(worker, now, attack_end, grace),
+            Stop::Interrupt => {
+                attack_end.get_or_insert(now);
+                worker.begin_stop();
+                let limit = now + INTERRUPT_GRACE;
+                *grace = Some(grace.map_or(limit, |g| g.min(limit)));
+            }
+            _ => {}
+        }
     }
 
     /// Ends the window at `end` (planned, or now): the open loop settles what fell due in

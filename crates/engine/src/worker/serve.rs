@@ -11,13 +11,12 @@ use std::time::{Duration, Instant};
 
 use vload_timer::PreciseTimer;
 
+use super::CONNECT_BACKOFF;
 use super::job::{Flow, Job, Next};
 use super::open::{Due, Idle};
 use super::state::{Model, Worker};
 use crate::conn::Conn;
 
-/// Closed loop: pause after a failed connect, so a dead server is not spun on.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// Open loop: the timer may wake this much after a request's due time, so that one wake-up
 /// sends a few requests instead of one each (dispatch lag stays well under 200 µs).
 const BATCH: Duration = Duration::from_micros(20);

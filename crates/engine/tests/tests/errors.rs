@@ -349,7 +349,6 @@ fn a_request_body_the_server_reads_slowly_or_never() {
         p.request.method = http::Method::POST;
         p.request.body = bytes::Bytes::from(vec![b'x'; BODY]);
         p.timeout = Duration::from_secs(if reads { 10 } else { 0 }) + Duration::from_millis(300);
-        let started = std::time::Instant::now();
         let run = attack(p);
         assert_eq!(run.totals.completed, 2, "reads {reads}");
         if reads {
@@ -358,12 +357,8 @@ fn a_request_body_the_server_reads_slowly_or_never() {
             assert_eq!(run.totals.bytes_out, 2 * BODY as u64);
         } else {
             assert_eq!(kinds(&run), [ErrorKind::RequestTimeout]);
+            // Timeouts, not the reset of the server's close 3 s later.
             assert_eq!(run.totals.errors[&ErrorKind::RequestTimeout].count, 2);
-            assert!(
-                started.elapsed() < Duration::from_secs(5),
-                "{:?}",
-                started.elapsed()
-            );
         }
     }
 }
