@@ -155,7 +155,8 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         .stop
         .duration
         .and_then(|d| setup.t0.checked_add(setup.plan.warmup + d));
-    // Linux: the plain HTTP/1.1 closed loop runs on the worker's own epoll (worker/direct.rs).
+    // Linux: plain HTTP/1.1, closed or open loop, runs on the worker's own epoll
+    // (worker/direct.rs).
     #[cfg(target_os = "linux")]
     let direct = direct::serves(&setup);
     let worker = Rc::new(Worker::new(&mut setup, end));
@@ -171,11 +172,14 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         timeout: setup.plan.timeout,
     };
     #[cfg(target_os = "linux")]
-    let served = direct.then(|| {
-        // Blocks this thread until the attack is over: nothing else runs on its runtime.
-        let (to_collector, interrupt) = (&setup.to_collector, interrupt.clone());
-        direct::run(&worker, setup.connections, &clock, to_collector, interrupt)
-    });
+    let served = direct
+        .then(|| {
+            // Blocks this thread until the attack is over: nothing else runs on its runtime.
+            // `None`: no epoll for it; the tokio path serves instead.
+            let (to_collector, interrupt) = (&setup.to_collector, interrupt.clone());
+            direct::run(&worker, setup.connections, &clock, to_collector, interrupt)
+        })
+        .flatten();
     #[cfg(not(target_os = "linux"))]
     let served = None;
     let (index, attack_end) = match served {
@@ -223,6 +227,9 @@ impl Clock {
         let mut grace: Option<Instant> = None;
         let mut attack_end: Option<Instant> = None;
         let mut seen = Stop::Running;
+        let mut settle = |now| {
+            serve::dispatch_due(worker, now);
+        };
         loop {
             tokio::select! {
                 biased;
@@ -236,13 +243,13 @@ impl Clock {
                 () = tokio::time::sleep_until(self.end.unwrap_or(far).into()), if self.end.is_some() && grace.is_none() => {
                     let end = self.end.expect("guarded");
                     // The window ends at its planned end, however late this thread noticed it.
-                    self.end_window(worker, end, &mut attack_end, &mut grace);
+                    self.end_window(worker, end, (&mut attack_end, &mut grace), &mut settle);
                 }
                 // Resolves at once if Ctrl-C came before the workers started.
                 stop = interrupt.wait_for(|stop| *stop > seen), if seen != Stop::Interrupt => {
                     // A dropped sender is read as an interrupt: nobody can end the run else.
                     seen = stop.map_or(Stop::Interrupt, |stop| *stop);
-                    self.on_stop(worker, seen, &mut attack_end, &mut grace);
+                    self.on_stop(worker, seen, (&mut attack_end, &mut grace), &mut settle);
                 }
                 () = tokio::time::sleep_until(grace.unwrap_or(far).into()), if grace.is_some() => break,
             }
@@ -251,17 +258,20 @@ impl Clock {
     }
 
     /// Acts on what the run was told: the window ends now (unless it already has), or
-    /// (Ctrl-C) sending stops and in-flight requests get [`INTERRUPT_GRACE`].
+    /// (Ctrl-C) sending stops and in-flight requests get [`INTERRUPT_GRACE`]. `settle` is
+    /// the loop's open-loop dispatch ([`Clock::end_window`]).
     fn on_stop(
         &self,
         worker: &Rc<Worker>,
         stop: Stop,
-        attack_end: &mut Option<Instant>,
-        grace: &mut Option<Instant>,
+        (attack_end, grace): (&mut Option<Instant>, &mut Option<Instant>),
+        settle: &mut dyn FnMut(Instant),
     ) {
         let now = Instant::now();
         match stop {
-            Stop::EndWindow if grace.is_none() => self.end_window(worker, now, attack_end, grace),
+            Stop::EndWindow if grace.is_none() => {
+                self.end_window(worker, now, (attack_end, grace), settle);
+            }
             Stop::Interrupt => {
                 attack_end.get_or_insert(now);
                 worker.begin_stop();
@@ -273,18 +283,20 @@ impl Clock {
     }
 
     /// Ends the window at `end` (planned, or now): the open loop settles what fell due in
-    /// it, nothing more is sent, and in-flight requests get the request timeout.
+    /// it (`settle`, the loop's own dispatch: sends what is due before the end, counts what
+    /// fell due too long ago as never sent), nothing more is sent, and in-flight requests get
+    /// the request timeout.
     fn end_window(
         &self,
         worker: &Rc<Worker>,
         end: Instant,
-        attack_end: &mut Option<Instant>,
-        grace: &mut Option<Instant>,
+        (attack_end, grace): (&mut Option<Instant>, &mut Option<Instant>),
+        settle: &mut dyn FnMut(Instant),
     ) {
         let now = Instant::now();
         *attack_end = Some(end.min(now));
         worker.end_window(end);
-        serve::dispatch_due(worker, now);
+        settle(now);
         worker.begin_stop();
         *grace = Some(Instant::now() + self.timeout + END_GRACE);
     }

@@ -7,19 +7,15 @@
 //! quiet thread.
 
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use vload_timer::PreciseTimer;
 
 use super::CONNECT_BACKOFF;
 use super::job::{Flow, Job, Next};
-use super::open::{Due, Idle};
+use super::open::{BATCH, Due, Idle};
 use super::state::{Model, Worker};
 use crate::conn::Conn;
-
-/// Open loop: the timer may wake this much after a request's due time, so that one wake-up
-/// sends a few requests instead of one each (dispatch lag stays well under 200 µs).
-const BATCH: Duration = Duration::from_micros(20);
 
 /// How serving a connection ended.
 enum Served {
@@ -154,16 +150,9 @@ pub(super) fn dispatch_due(worker: &Rc<Worker>, now: Instant) -> Option<Instant>
     match due {
         Due::At(at) => Some(at),
         Due::Over => {
-            finish_dispatch(worker);
+            worker.finish_dispatch();
             None
         }
-    }
-}
-
-fn finish_dispatch(worker: &Worker) {
-    if worker.open().is_some_and(|open| open.finish()) {
-        // An open loop's attack ends when dispatching ends.
-        worker.last_send.set(Some(Instant::now()));
     }
 }
 
@@ -199,7 +188,7 @@ async fn dispatcher(worker: Rc<Worker>) {
             }
         }
     }
-    finish_dispatch(&worker);
+    worker.finish_dispatch();
     worker.task_ended();
 }
 

@@ -231,6 +231,13 @@ impl Worker {
         }
     }
 
+    /// The open loop's schedule is over: its attack's sending ends now.
+    pub(super) fn finish_dispatch(&self) {
+        if self.open().is_some_and(Open::finish) {
+            self.last_send.set(Some(Instant::now()));
+        }
+    }
+
     /// The window ends at `at` (no later than planned): the open loop sends nothing due
     /// after it.
     pub(super) fn end_window(&self, at: Instant) {

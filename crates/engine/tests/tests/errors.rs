@@ -201,19 +201,63 @@ fn bytes_after_a_response_are_not_the_next_response() {
     );
 }
 
+/// Runs a reaping test's attack: 2,000 requests at 200/s, the first second of them slow
+/// (300 ms each, about 60 connections in flight), the rest fast. Checks the connections the
+/// server had open once it had seen 1,800 requests: at least 9 s after the
+/// attack started (the open loop never sends early), so the connections the slow second
+/// needed had been idle for about 7 s by then, and reaping (after 5 s idle, checked once a
+/// second) had closed them. Timed by the requests, not the clock, so a slow start on a busy
+/// machine does not move the sample earlier into the attack.
+fn burst_then_sample(
+    plan: vload_engine::AttackPlan,
+    requests_seen: impl Fn() -> u64 + Sync,
+    open_now: impl Fn() -> u64 + Sync,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = AtomicBool::new(false);
+    let _turn = serial();
+    let (run, open_late) = std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            while requests_seen() < 1_800 {
+                if done.load(Ordering::SeqCst) {
+                    return None;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Some(open_now())
+        });
+        let run = attack_in_turn(plan);
+        done.store(true, Ordering::SeqCst);
+        (run, sampler.join().unwrap())
+    });
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    assert_eq!(run.totals.completed, 2_000);
+    assert!(
+        run.totals.connections_opened >= 30,
+        "the slow second needed many: {}",
+        run.totals.connections_opened
+    );
+    let open_late = open_late.expect("the server saw 1,800 requests while the attack ran");
+    assert!(
+        open_late <= 10,
+        "{open_late} of {} connections still open 7 s after the burst",
+        run.totals.connections_opened
+    );
+}
+
 /// Connections opened for a burst are closed once idle for 5 s: open-loop memory and
 /// the server's connection count do not keep the high-water mark of one slow second.
+/// With target files (the tokio open loop).
 #[test]
 fn connections_idle_after_a_burst_are_closed() {
     use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet};
     let origin = origin();
-    // The first second is slow (about 60 requests in flight), the rest fast.
     let mut list = String::new();
     (0..200).for_each(|i| list += &format!("/slow/{i}?delay=300ms\n"));
-    (0..1400).for_each(|i| list += &format!("/fast/{i}\n"));
+    (0..1800).for_each(|i| list += &format!("/fast/{i}\n"));
     let path = std::env::temp_dir().join(format!("vload-reap-{}.txt", std::process::id()));
     std::fs::write(&path, list).unwrap();
-    let mut p = plan(origin.addr(), "/", open(200.0, 200), count(1_600));
+    let mut p = plan(origin.addr(), "/", open(200.0, 200), count(2_000));
     p.targets = Some(TargetPlan {
         sets: vec![TargetSet {
             path,
@@ -224,23 +268,55 @@ fn connections_idle_after_a_burst_are_closed() {
         passes: None,
         skip_bad_lines: false,
     });
-    let (run, open_late) = std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| {
-            std::thread::sleep(Duration::from_millis(7_700));
-            origin.stats().connections_open
-        });
-        (attack(p), sampler.join().unwrap())
-    });
-    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
-    assert!(
-        run.totals.connections_opened >= 30,
-        "the slow second needed many: {}",
-        run.totals.connections_opened
+    burst_then_sample(
+        p,
+        || origin.stats().requests_total,
+        || origin.stats().connections_open,
     );
-    assert!(
-        open_late <= 10,
-        "{open_late} of {} connections still open 6 s after the burst",
-        run.totals.connections_opened
+}
+
+/// The same without target files, on the plain HTTP/1.1 loop (its own pool and reaping): a
+/// server slow for the first second after its first request, fast after it.
+#[test]
+fn connections_idle_after_a_burst_are_closed_on_the_plain_loop() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let open_now = Arc::new(AtomicU64::new(0));
+    let seen = Arc::new(AtomicU64::new(0));
+    let (counted, served) = (open_now.clone(), seen.clone());
+    let first = Arc::new(std::sync::OnceLock::new());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(1_000) {
+            let Ok(mut s) = stream else { continue };
+            let (counted, served, first) = (counted.clone(), served.clone(), first.clone());
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = s.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    served.fetch_add(1, Ordering::SeqCst);
+                    let since = first.get_or_init(std::time::Instant::now).elapsed();
+                    if since < Duration::from_secs(1) {
+                        std::thread::sleep(Duration::from_millis(300));
+                    }
+                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+                counted.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    burst_then_sample(
+        plan(addr, "/", open(200.0, 200), count(2_000)),
+        || seen.load(Ordering::SeqCst),
+        || open_now.load(Ordering::SeqCst),
     );
 }
 

@@ -91,6 +91,30 @@ fn request_count_bounds_the_attack_exactly() {
     assert_eq!(run.totals.completed, 300);
 }
 
+/// A budget smaller than the connections: the connections left without a request stop at
+/// once and the attack ends by itself. (It once waited forever: a slot made without a
+/// request was taken for one already stopped.) An interrupt 60 s on is the backstop that
+/// turns a hang into a failure.
+#[test]
+fn fewer_requests_than_connections_end_by_themselves() {
+    let origin = origin();
+    let _turn = serial();
+    let interrupt = vload_engine::Interrupt::new();
+    let backstop = interrupt.clone();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if ended.recv_timeout(Duration::from_secs(60)).is_err() {
+            backstop.trigger();
+        }
+    });
+    let plan = plan(origin.addr(), "/", closed(50), count(10));
+    let run = vload_engine::run(plan, &mut (), &interrupt).expect("attack runs");
+    let _ = done.send(());
+    assert!(!run.interrupted, "the attack did not end by itself");
+    assert_eq!(run.totals.completed, 10);
+    assert_eq!(origin.stats().requests_total, 10);
+}
+
 /// A 10 ms server delay is measured as 10 ms plus what this machine's scheduling costs,
 /// never less. The bound follows the machine: on a loaded one, both the origin's timer and
 /// vload's wake-up run late by about what the hiccup probe saw. (See #17, case 21: a fixed

@@ -58,6 +58,12 @@ pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Runs the plan and checks that the run file survives a round trip.
 pub(crate) fn attack(plan: AttackPlan) -> RunFile {
     let _turn = serial();
+    attack_in_turn(plan)
+}
+
+/// [`attack`] for a caller that already holds the [`serial`] turn (so that what it times
+/// around the attack starts with it, not while another test's attack runs).
+pub(crate) fn attack_in_turn(plan: AttackPlan) -> RunFile {
     let run = run(plan, &mut (), &Interrupt::new()).expect("attack runs");
     let text = run.to_json();
     let back = RunFile::from_json(&text).expect("run file parses");
