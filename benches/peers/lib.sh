@@ -78,11 +78,15 @@ start_nginx_tls() {
 # the measured window and the wait for the last responses). Fails with a line when no run
 # file was written, so a round never reports the number of the round before; call it as
 # `out=$(vload_round ...)` so that `set -e` stops the script there.
+# CONNECTIONS may be rRATE instead: an open loop at RATE requests a second (up to 1,000
+# connections), e.g. r60000.
 vload_round() {
     rm -f "$tmp/run.json"
-    /usr/bin/time -f "%U %S %M" -o "$tmp/vload-time" "$1" attack -t 1 -c "$2" -d "${3}s" \
+    local load=(-c "$2")
+    [[ $2 == r* ]] && load=(-r "${2#r}" --max-connections 1000)
+    /usr/bin/time -f "%U %S %M" -o "$tmp/vload-time" "$1" attack -t 1 "${load[@]}" -d "${3}s" \
         --no-progress -o "$tmp/run.json" "$4" > /dev/null 2>&1 || true
-    [[ -s $tmp/run.json ]] || { echo "$(basename "$0"): vload at $2 connections wrote no run file" >&2; return 1; }
+    [[ -s $tmp/run.json ]] || { echo "$(basename "$0"): vload at ${load[*]} wrote no run file" >&2; return 1; }
     python3 -c "
 import json, sys; r = json.load(open(sys.argv[1])); w = r['window']
 print(r['totals']['completed'], w['measured_s'] + w['wait_s'], *sys.argv[2:])" "$tmp/run.json" $(cat "$tmp/vload-time")
