@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Two vload builds against each other, closed (or open) loop on nginx (one worker, 11-byte body), one
-# client thread each, interleaved rounds: req/s, CPU, user and system µs a request, peak RSS.
+# Two vload builds against each other, closed (or open) loop on nginx (one worker, 11-byte
+# body), one client thread each, interleaved rounds: req/s, CPU, user and system µs a
+# request, peak RSS.
 # For measuring one change: build the commit before into another target directory, e.g.
 #   git worktree add /tmp/before HEAD~1 && (cd /tmp/before && cargo build --release -p vload)
 #   bash benches/peers/versions.sh /tmp/before/target/release/vload target/release/vload "10 50 1000" 6
