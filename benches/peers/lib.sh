@@ -77,7 +77,8 @@ start_nginx_tls() {
 # thread, under /usr/bin/time; prints "REQUESTS SECONDS USER_S SYSTEM_S PEAK_RSS_KB" (SECONDS:
 # the measured window and the wait for the last responses). Fails with a line when no run
 # file was written, so a round never reports the number of the round before; call it as
-# `out=$(vload_round ...)` so that `set -e` stops the script there.
+# `out=$(vload_round ...)`, or as a plain command with its output redirected (floor.sh, through
+# `busy`, which returns its status), so that `set -e` stops the script there.
 # CONNECTIONS may be rRATE instead: an open loop at RATE requests a second (up to 1,000
 # connections), e.g. r60000.
 vload_round() {
