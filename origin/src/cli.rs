@@ -51,6 +51,22 @@ pub struct OriginArgs {
     /// --delay D, a server of known capacity N / D per second (default: no limit).
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
+    /// With --concurrency: how long each request holds its slot: the delay exactly
+    /// (constant), or an exponential time of that mean, seeded by --seed.
+    #[arg(long, value_enum, default_value_t = ServiceArg::Constant, requires = "concurrency")]
+    pub service: ServiceArg,
+    /// The seed of --service exponential (default: 1).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `--service`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServiceArg {
+    /// Every request holds its slot for the delay.
+    Constant,
+    /// Exponential service times with the delay as their mean.
+    Exponential,
 }
 
 /// `--delay`: fixed, or a ramp.
@@ -162,6 +178,10 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             delay_ramp,
             reuse_port: args.reuse_port,
             concurrency: args.concurrency,
+            service: match args.service {
+                ServiceArg::Constant => crate::Service::Constant,
+                ServiceArg::Exponential => crate::Service::Exponential { seed: args.seed },
+            },
         })
     }
 }

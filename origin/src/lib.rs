@@ -51,6 +51,7 @@
 mod body;
 #[cfg(feature = "cli")]
 mod cli;
+mod queue;
 mod service;
 mod stats;
 
@@ -69,6 +70,7 @@ use tokio::sync::watch;
 
 #[cfg(feature = "cli")]
 pub use cli::{Delay, OriginArgs};
+pub use queue::Service;
 use service::{ConnState, Shared};
 use stats::Stats;
 pub use stats::StatsSnapshot;
@@ -117,9 +119,13 @@ pub struct OriginConfig {
     /// refusing: the kernel then splits connections between them.
     pub reuse_port: bool,
     /// Serve at most this many requests at once across the server; the rest wait in line.
-    /// With a delay D, the server's capacity is `concurrency / D` requests per second: a
-    /// server whose capacity is known, to test a capacity sweep against.
+    /// With a delay D, the server's capacity is exactly `concurrency / D` requests per
+    /// second (the slots run on a virtual clock: see `Service`): a server whose capacity is
+    /// known, to test a capacity sweep against.
     pub concurrency: Option<usize>,
+    /// With `concurrency`: how long each request holds its slot, the delay or an
+    /// exponential time of that mean.
+    pub service: Service,
 }
 
 /// A certificate chain and its private key, PEM-encoded.
@@ -175,6 +181,7 @@ impl OriginConfig {
             tls: None,
             reuse_port: false,
             concurrency: None,
+            service: Service::Constant,
         }
     }
 }

@@ -21,8 +21,8 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     pub(crate) started: tokio::time::Instant,
     requests: AtomicU64,
-    /// `--concurrency`: the requests being served at once, across the server's threads.
-    slots: Option<tokio::sync::Semaphore>,
+    /// `--concurrency`: the slots requests are served in, across the server's threads.
+    slots: Option<crate::queue::Queue>,
     /// When the first request came: a ramping delay starts there.
     first_request: std::sync::OnceLock<std::time::Instant>,
 }
@@ -36,7 +36,7 @@ impl Shared {
             first_request: std::sync::OnceLock::new(),
             slots: config
                 .concurrency
-                .map(|n| tokio::sync::Semaphore::new(n.min(tokio::sync::Semaphore::MAX_PERMITS))),
+                .map(|n| crate::queue::Queue::new(n, config.service)),
             config,
         }
     }
@@ -225,16 +225,17 @@ pub(crate) async fn handle(
         crate::reset_on_close(conn.fd);
         return Err(ResetOnPurpose);
     }
-    // In line for a slot (with --concurrency) for the time the response takes to make.
-    let slot = match &shared.slots {
-        Some(slots) => slots.acquire().await.ok(),
-        None => None,
-    };
     wait_out_stall(&shared).await;
-    if let Some(delay) = params.delay.or_else(|| shared.delay()) {
-        precise_sleep(delay).await;
+    let delay = params.delay.or_else(|| shared.delay());
+    match (&shared.slots, delay) {
+        // In line for a slot (with --concurrency), served on the queue's virtual clock.
+        (Some(slots), delay) => {
+            let done = slots.admit(std::time::Instant::now(), delay.unwrap_or_default());
+            precise_sleep_until(done).await;
+        }
+        (None, Some(delay)) => precise_sleep(delay).await,
+        (None, None) => {}
     }
-    drop(slot);
     let mut body = match params.size {
         Some(size) => SynthBody::sized(body_len(size, path)),
         None => SynthBody::hello(),
@@ -280,6 +281,11 @@ async fn precise_sleep(delay: Duration) {
         Ok(timer) => timer.sleep_until(deadline).await,
         Err(_) => tokio::time::sleep(delay).await,
     }
+}
+
+/// Sleeps until `deadline`, to within microseconds (see [`precise_sleep`]).
+async fn precise_sleep_until(deadline: std::time::Instant) {
+    precise_sleep(deadline.saturating_duration_since(std::time::Instant::now())).await;
 }
 
 /// Holds the response while the server-wide stall is on (the last `length` of every `period`).
