@@ -125,7 +125,8 @@ fn cache(checks: &mut Vec<Check>, hit_ratios: Option<(f64, f64)>) {
     }
 }
 
-/// Client-bound, warned and interrupted runs of one group.
+/// Runs of one group whose load something other than the server limited, by the word
+/// their health gave, and interrupted runs.
 fn group_health(checks: &mut Vec<Check>, name: &str, group: &[RunFile]) {
     let verdicts = |wanted: Health| -> Vec<String> {
         group
@@ -134,28 +135,49 @@ fn group_health(checks: &mut Vec<Check>, name: &str, group: &[RunFile]) {
             .map(|r| r.run_id.clone())
             .collect()
     };
-    let bound = verdicts(Health::ClientBound);
-    if !bound.is_empty() {
-        warn(
-            checks,
-            format!(
-                "{name}: {} of {} runs were client-bound (they measured vload, not the server): {}",
-                bound.len(),
-                group.len(),
-                bound.join(", ")
-            ),
+    for (verdict, meaning, severe) in [
+        (
+            Health::ClientBound,
+            "vload's own threads were the limit: they measured vload, not the server",
+            true,
+        ),
+        (
+            Health::MachineBusy,
+            "the machine kept vload from applying the planned load: they measured the machine too",
+            true,
+        ),
+        (
+            Health::ConnectionCapped,
+            "requests waited for the connection cap (--max-connections): the wait is vload's, as configured",
+            true,
+        ),
+        (
+            Health::ServerLimited,
+            "the server was too slow for the planned load (requests waited for connections)",
+            false,
+        ),
+        (
+            Health::Warn,
+            "client-health warnings (see vload report)",
+            false,
+        ),
+    ] {
+        let runs = verdicts(verdict);
+        if runs.is_empty() {
+            continue;
+        }
+        let text = format!(
+            "{name}: {} of {} runs were {}: {meaning}: {}",
+            runs.len(),
+            group.len(),
+            verdict.word(),
+            runs.join(", ")
         );
-    }
-    let warned = verdicts(Health::Warn);
-    if !warned.is_empty() {
-        note(
-            checks,
-            format!(
-                "{name}: {} of {} runs have client-health warnings (see vload report)",
-                warned.len(),
-                group.len()
-            ),
-        );
+        if severe {
+            warn(checks, text);
+        } else {
+            note(checks, text);
+        }
     }
     let interrupted = group.iter().filter(|r| r.interrupted).count();
     if interrupted > 0 {

@@ -123,12 +123,10 @@ impl Metric {
         Ok(match self {
             Metric::Throughput => {
                 let seconds = run.window.measured_s + run.window.wait_s;
-                (seconds > 0.0).then(|| t.successes() as f64 / seconds)
+                (seconds > 0.0).then(|| t.successes(&run.plan) as f64 / seconds)
             }
             Metric::Mean => primary.moments.mean(),
-            Metric::ErrorRate => {
-                (t.completed > 0).then(|| t.error_count() as f64 / t.completed as f64)
-            }
+            Metric::ErrorRate => t.failure_share(&run.plan),
             Metric::HitRatio => {
                 let classified = run.cache.hit + run.cache.miss;
                 (classified > 0).then(|| run.cache.hit as f64 / classified as f64)

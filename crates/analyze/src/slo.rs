@@ -1,6 +1,6 @@
 //! Service-level objectives: `p99<10ms,errors<0.1%`, parsed, and held against a stage.
 
-use vload_schema::{SchemaError, SloMetric, SloTerm, StageRecord};
+use vload_schema::{Plan, SchemaError, SloMetric, SloTerm, StageRecord};
 
 use crate::latency::samples_needed;
 use crate::units::{duration_ns, percent};
@@ -44,7 +44,8 @@ pub fn slo_text(terms: &[SloTerm]) -> String {
 /// Parses `p99<10ms,errors<0.1%`: terms separated by commas, each a metric (`p50`, `p90`,
 /// `p99`, `p99.9`, `errors`), `<`, and a limit (a duration for latencies; a percentage or a
 /// ratio for errors). A quantile must stay below its limit; `errors` is the share of
-/// requests that failed, were due and never sent, or got a 5xx.
+/// requests due that did not succeed (failed, never sent, or answered with a status the run
+/// does not expect).
 ///
 /// # Errors
 /// One line naming the term and what was expected.
@@ -52,9 +53,15 @@ pub fn parse(text: &str) -> Result<Vec<SloTerm>, String> {
     let shape = "expected terms like p99<10ms,errors<0.1% (metrics p50, p90, p99, p99.9, errors)";
     let mut terms: Vec<SloTerm> = Vec::new();
     for term in text.split(',').map(str::trim) {
-        let (name, limit) = term
-            .split_once('<')
-            .ok_or_else(|| format!("SLO term '{term}' has no '<': {shape}"))?;
+        let (name, limit) = term.split_once('<').ok_or_else(|| match term.split_once('>') {
+            // The other sense: --slo names what a step must meet.
+            Some((name, limit)) => format!(
+                "SLO term '{term}' reads as a condition to fail, but --slo takes what each step must meet: write {}<{} (--fail-if of vload attack takes the fail form)",
+                name.trim(),
+                limit.trim_start_matches('=').trim()
+            ),
+            None => format!("SLO term '{term}' has no '<': {shape}"),
+        })?;
         let metric = match name.trim().to_ascii_lowercase().as_str() {
             "p50" | "median" => SloMetric::P50,
             "p90" => SloMetric::P90,
@@ -107,20 +114,6 @@ pub(crate) fn parse_share(text: &str) -> Result<f64, String> {
     }
 }
 
-/// The share of requests that failed: errors, requests due and never sent (they failed as
-/// surely), and 5xx responses (the server saying it failed), over those that ended;
-/// `None` when none did.
-pub(crate) fn failure_share(
-    errors: u64,
-    unsent: u64,
-    status_codes: &std::collections::BTreeMap<u16, u64>,
-    completed: u64,
-) -> Option<f64> {
-    let server_errors: u64 = status_codes.range(500..).map(|(_, n)| n).sum();
-    let ended = completed + unsent;
-    (ended > 0).then(|| (errors + unsent + server_errors) as f64 / ended as f64)
-}
-
 fn latency_limit(text: &str) -> Result<f64, String> {
     match parse_latency(text)? {
         0.0 => Err("a latency below 0 s is never met".to_owned()),
@@ -167,12 +160,17 @@ impl TermOutcome {
     }
 }
 
-/// Holds every term against a stage's response times (from the intended send) and errors.
+/// Holds every term against a stage's response times (from the intended send) and its
+/// failures (what `plan` counts as success decides them).
 ///
 /// # Errors
 /// The stage's histogram does not decode.
-pub fn evaluate(terms: &[SloTerm], stage: &StageRecord) -> Result<Vec<TermOutcome>, SchemaError> {
-    evaluate_on(terms, stage, &stage.response)
+pub fn evaluate(
+    terms: &[SloTerm],
+    stage: &StageRecord,
+    plan: &Plan,
+) -> Result<Vec<TermOutcome>, SchemaError> {
+    evaluate_on(terms, stage, &stage.response, plan)
 }
 
 /// Holds every term against `latency` (a stage's response or service times) and the
@@ -184,6 +182,7 @@ pub fn evaluate_on(
     terms: &[SloTerm],
     stage: &StageRecord,
     latency: &vload_schema::LatencyRecord,
+    plan: &Plan,
 ) -> Result<Vec<TermOutcome>, SchemaError> {
     let histogram = latency.histogram.decode()?;
     let moments = &latency.moments;
@@ -196,15 +195,7 @@ pub fn evaluate_on(
                         .then(|| moments.clamp(histogram.value_at_quantile(q)) as f64),
                     moments.n < samples_needed(q),
                 ),
-                None => (
-                    failure_share(
-                        stage.error_count(),
-                        stage.unsent,
-                        &stage.status_codes,
-                        stage.completed,
-                    ),
-                    false,
-                ),
+                None => (stage.failure_share(plan), false),
             };
             TermOutcome {
                 term: *term,
@@ -237,7 +228,8 @@ mod tests {
     #[test]
     fn bad_terms_say_what_was_expected() {
         for (bad, says) in [
-            ("p99>10ms", "has no '<'"),
+            ("p99>10ms", "write p99<10ms"),
+            ("p99", "has no '<'"),
             ("p42<10ms", "unknown metric 'p42'"),
             ("p99<10", "not a duration"),
             ("p99<0ms", "never met"),

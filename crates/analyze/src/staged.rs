@@ -27,7 +27,8 @@ pub struct StageSummary {
     pub intended: u64,
     /// Requests that ended.
     pub completed: u64,
-    /// Failed requests, requests never sent, and 5xx responses.
+    /// Requests due that did not succeed: failed, never sent, unfinished, or answered with
+    /// a status the run does not expect.
     pub failed: u64,
     /// Successful responses per second while it ran.
     pub throughput_per_s: f64,
@@ -51,10 +52,10 @@ impl StageSummary {
     pub fn of(
         stage: &StageRecord,
         slo: Option<&[vload_schema::SloTerm]>,
+        plan: &vload_schema::Plan,
     ) -> Result<Self, SchemaError> {
-        let server_errors: u64 = stage.status_codes.range(500..).map(|(_, n)| n).sum();
         let slo = slo
-            .map(|terms| judge(terms, stage, false))
+            .map(|terms| judge(terms, stage, false, plan))
             .transpose()?
             .map(|o| o.word());
         Ok(StageSummary {
@@ -66,7 +67,10 @@ impl StageSummary {
             to_rate_per_s: stage.to_rate_per_s,
             intended: stage.intended,
             completed: stage.completed,
-            failed: stage.error_count() + stage.unsent + server_errors,
+            failed: stage
+                .intended
+                .max(stage.completed + stage.unsent)
+                .saturating_sub(stage.successes(plan)),
             throughput_per_s: stage.throughput_per_s,
             latency: LatencySummary::of(&stage.response)?,
             hit_ratio: (stage.hits + stage.misses > 0)
@@ -124,7 +128,7 @@ pub fn stages_of(run: &RunFile) -> Result<Vec<StageSummary>, SchemaError> {
     let mut stages = run
         .stages
         .iter()
-        .map(|stage| StageSummary::of(stage, slo))
+        .map(|stage| StageSummary::of(stage, slo, &run.plan))
         .collect::<Result<Vec<_>, _>>()?;
     if run.sweep.is_some() {
         stages.sort_by(|a, b| a.from_rate_per_s.total_cmp(&b.from_rate_per_s));

@@ -23,7 +23,7 @@ pub struct Summary {
     pub latency_kind: LatencyKind,
     /// Requests that ended in the measured window.
     pub requests: u64,
-    /// Requests sent per second of the measured window.
+    /// Requests due per second of the measured window.
     pub rate_per_s: f64,
     /// Successful (2xx/3xx) responses per second, wait included.
     pub throughput_per_s: f64,
@@ -43,8 +43,20 @@ pub struct Summary {
     pub bytes_in: u64,
     /// Request body bytes out.
     pub bytes_out: u64,
-    /// Share of completed requests with a 2xx or 3xx status.
+    /// Share of the requests due that got an expected status.
     pub success_ratio: Option<f64>,
+    /// The statuses that count as success, as written: `2xx-3xx`.
+    pub expected: String,
+    /// The ledger: requests due, sent, never sent, unfinished (completed is `requests`).
+    pub intended: u64,
+    /// Requests sent (or failed trying).
+    pub sent: u64,
+    /// Requests sent that had no outcome when the run stopped waiting.
+    pub unfinished: u64,
+    /// Of the request timeouts, those that never left vload's queue.
+    pub queue_timeouts: u64,
+    /// Connections closed for bytes the server sent after a complete response.
+    pub stray_closes: u64,
     /// Responses by status code.
     pub status_codes: BTreeMap<u16, u64>,
     /// Failures by kind.
@@ -264,7 +276,8 @@ impl Summary {
     fn of_raw(run: &RunFile) -> Result<Summary, SchemaError> {
         let t = &run.totals;
         let w = &run.window;
-        let successes = t.successes();
+        let successes = t.successes(&run.plan);
+        let due = t.intended.max(t.completed + t.unsent);
         let open = run.latency.primary == LatencyKind::Response;
         let optional = |r: Option<&LatencyRecord>| r.map(LatencySummary::of).transpose();
         Ok(Summary {
@@ -273,7 +286,7 @@ impl Summary {
             plan: describe_plan(run),
             latency_kind: run.latency.primary,
             requests: t.completed,
-            rate_per_s: per_second(t.sent, w.measured_s),
+            rate_per_s: per_second(due, w.measured_s),
             throughput_per_s: per_second(successes, w.measured_s + w.wait_s),
             measured_s: w.measured_s,
             wait_s: w.wait_s,
@@ -287,7 +300,13 @@ impl Summary {
             dispatch_lag: optional(run.latency.dispatch_lag.as_ref())?,
             bytes_in: t.bytes_in,
             bytes_out: t.bytes_out,
-            success_ratio: (t.completed > 0).then(|| successes as f64 / t.completed as f64),
+            success_ratio: (due > 0).then(|| successes as f64 / due as f64),
+            expected: run.plan.expected_text(),
+            intended: due,
+            sent: t.sent,
+            unfinished: t.unfinished,
+            queue_timeouts: t.queue_timeouts,
+            stray_closes: t.stray_closes,
             status_codes: t.status_codes.clone(),
             errors: t.errors.clone(),
             backlog: t.backlog,

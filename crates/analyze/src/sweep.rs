@@ -4,12 +4,23 @@
 //! A sweep runs the same workload at rising rates, each step a run of its own (with its own
 //! warm-up), and stops at the first step that misses the SLO. With `find_max` it then
 //! bisects between the last step that met it and the first that missed, to a resolution of
-//! [`RESOLUTION`]. A step where vload itself could not keep up (a `client_bound` health
-//! verdict) ends the sweep without a verdict on the server: its latencies describe vload.
+//! [`RESOLUTION`], and confirms the answer by running it again. The capacity it reports is
+//! never meant to lie above the server's:
+//!
+//! - a step meets the SLO only in a steady state: a step whose queue grew through it (its
+//!   median latency rising, a backlog left at its end) has not met anything, it has not
+//!   yet shown its miss (`unsteady`);
+//! - a step whose load vload did not apply as planned says nothing about the server: its
+//!   own threads the limit ends the sweep (`client-bound`), as does the connection cap the
+//!   user set; a busy machine is run again, then ends it (`machine-busy`). A server that
+//!   took connections too slowly missed the load: that is the server's limit;
+//! - a miss is run again only with evidence that the machine, not the server, caused it
+//!   (the step's health names the machine); a retry may overturn such a miss, and it may
+//!   confirm a pass, which a miss then overturns.
 
 use vload_schema::{
-    HealthVerdict, PlannedStage, RunFile, SchemaError, SloTerm, StageRecord, SweepRecord,
-    SweepVerdict,
+    Cause, CheckVerdict, HealthVerdict, PlannedStage, RunFile, SchemaError, SloTerm, StageRecord,
+    SweepRecord, SweepVerdict,
 };
 
 use crate::merge::{MergeError, epoch_ms, merge};
@@ -27,30 +38,51 @@ pub const FELL_BEHIND: f64 = 0.05;
 /// How one step went.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepOutcome {
-    /// Every term of the SLO was met.
+    /// Every term of the SLO was met, in a steady state.
     Met(Vec<TermOutcome>),
-    /// A term was missed, by the server's doing (the client kept up).
+    /// A term was missed, by the server's doing (the load was applied as planned, or the
+    /// server took connections too slowly for it).
     Missed(Vec<TermOutcome>),
-    /// vload could not keep up: the first reason.
+    /// The terms held, but the step was not in a steady state (or too short to tell): its
+    /// queue was growing. A miss the step had not yet shown: counted as a miss.
+    Unsteady(Vec<TermOutcome>, String),
+    /// vload's own threads were the limit: the first reason.
     ClientBound(String),
+    /// Other processes took the cores: the planned load was not applied.
+    MachineBusy(String),
+    /// Requests waited for the connection cap (`--max-connections`), and the server's own
+    /// share of the latency met the SLO: vload's limit as the user set it.
+    Capped(String),
     /// The step was interrupted (Ctrl-C).
     Interrupted,
 }
 
 impl StepOutcome {
-    /// `met`, `missed`, `client-bound`, `interrupted`.
+    /// `met`, `missed`, `unsteady`, `client-bound`, `machine-busy`, `connection-capped`,
+    /// `interrupted`.
     pub fn word(&self) -> &'static str {
         match self {
             StepOutcome::Met(_) => "met",
             StepOutcome::Missed(_) => "missed",
-            StepOutcome::ClientBound(_) => "client-bound",
+            StepOutcome::Unsteady(..) => "unsteady",
+            StepOutcome::ClientBound(_) => HealthVerdict::ClientBound.name(),
+            StepOutcome::MachineBusy(_) => HealthVerdict::MachineBusy.name(),
+            StepOutcome::Capped(_) => HealthVerdict::ConnectionCapped.name(),
             StepOutcome::Interrupted => "interrupted",
         }
     }
+
+    /// True for the outcomes that are the server's: met, missed, unsteady.
+    pub fn is_verdict(&self) -> bool {
+        matches!(
+            self,
+            StepOutcome::Met(_) | StepOutcome::Missed(_) | StepOutcome::Unsteady(..)
+        )
+    }
 }
 
-/// Holds a finished step to the SLO: client health first (a client-bound step says nothing
-/// about the server), then each term.
+/// Holds a finished step to the SLO: what limited its load first (a step whose load was not
+/// applied says nothing about the server), then each term, then its steady state.
 ///
 /// # Errors
 /// A histogram does not decode.
@@ -58,66 +90,82 @@ pub fn judge(
     terms: &[SloTerm],
     step: &StageRecord,
     interrupted: bool,
+    plan: &vload_schema::Plan,
 ) -> Result<StepOutcome, SchemaError> {
     if interrupted {
         return Ok(StepOutcome::Interrupted);
     }
-    if let Some(health) = &step.client_health
-        && health.verdict == HealthVerdict::ClientBound
-    {
-        let signal = health
-            .signals
-            .iter()
-            .find(|s| s.level == HealthVerdict::ClientBound);
-        let reason = signal
-            .map(|s| s.message.clone())
-            .or_else(|| health.reasons.first().cloned())
-            .unwrap_or_else(|| "the client health verdict is client_bound".to_owned());
-        let advice = match signal.map(|s| s.cause) {
-            Some(vload_schema::Cause::Machine) => {
-                "on one machine that is often the server under test: sweep from another machine, \
-                 or give vload cores of its own (taskset)"
-            }
-            Some(vload_schema::Cause::ConnectionCap) => "raise --max-connections",
-            _ => "give vload more threads or cores (-t), or split the load with --shard",
-        };
-        return Ok(StepOutcome::ClientBound(format!("{reason}; {advice}")));
+    let health = step.client_health.as_ref();
+    let reason = || {
+        health
+            .and_then(|h| {
+                h.signals
+                    .iter()
+                    .find(|s| s.level == h.verdict)
+                    .map(|s| s.message.clone())
+                    .or_else(|| h.reasons.first().cloned())
+            })
+            .unwrap_or_else(|| "the load was not applied as planned".to_owned())
+    };
+    match health.map(|h| h.verdict) {
+        Some(HealthVerdict::ClientBound) => {
+            return Ok(StepOutcome::ClientBound(format!(
+                "{}; give vload more threads or cores (-t), or split the load with --shard",
+                reason()
+            )));
+        }
+        Some(HealthVerdict::MachineBusy) => {
+            return Ok(StepOutcome::MachineBusy(format!(
+                "{}; on one machine that is often the server under test: sweep from another machine, or give vload cores of its own (taskset)",
+                reason()
+            )));
+        }
+        _ => {}
     }
-    let outcomes = slo::evaluate(terms, step)?;
-    if outcomes.iter().all(|o| o.met) {
-        return Ok(StepOutcome::Met(outcomes));
-    }
-    // Requests that waited in vload for one of the connections it may open: if the server's
-    // own share of the latency (service time, from the actual write) meets the SLO, the
-    // miss is the connection cap's, not the server's.
-    let capped = step.client_health.as_ref().and_then(|h| {
-        h.signals
-            .iter()
-            .find(|s| s.cause == vload_schema::Cause::ConnectionCap)
-    });
-    if let Some(signal) = capped
-        && slo::evaluate_on(terms, step, &step.service)?
+    let outcomes = slo::evaluate(terms, step, plan)?;
+    let met = outcomes.iter().all(|o| o.met);
+    if health.is_some_and(|h| h.verdict == HealthVerdict::ConnectionCapped)
+        && slo::evaluate_on(terms, step, &step.service, plan)?
             .iter()
             .all(|o| o.met)
+        && !met
     {
-        return Ok(StepOutcome::ClientBound(format!(
+        // The server's own share of the latency (service time, from the write) met the SLO:
+        // the miss is the cap's, not the server's.
+        return Ok(StepOutcome::Capped(format!(
             "{}; the server's service time met the SLO, so raise --max-connections",
-            signal.message
+            reason()
         )));
     }
-    Ok(StepOutcome::Missed(outcomes))
+    if !met {
+        return Ok(StepOutcome::Missed(outcomes));
+    }
+    match &step.steady {
+        Some(steady) if steady.verdict != CheckVerdict::Pass => {
+            Ok(StepOutcome::Unsteady(outcomes, steady.message.clone()))
+        }
+        _ => Ok(StepOutcome::Met(outcomes)),
+    }
 }
 
-/// Whether a missed step is worth running again. A pause of a busy machine pushes a tail
-/// past the SLO while the server still carries the rate (the requests held up by the pause
-/// are answered later in the step); a server past its capacity falls behind the rate
-/// (throughput more than [`FELL_BEHIND`] under it) and would miss again, so such a step is
-/// not repeated.
+/// True when the step's own health points at the machine (a pause, requests sent late while
+/// vload idled, a thread waiting for a CPU): evidence that a miss may not be the server's.
+pub fn machine_evidence(step: &StageRecord) -> bool {
+    step.client_health
+        .as_ref()
+        .is_some_and(|h| h.signals.iter().any(|s| s.cause == Cause::Machine))
+}
+
+/// Whether a missed step is worth running again: only with evidence that the machine, not
+/// the server, caused the miss ([`machine_evidence`]), and only while the server kept pace
+/// with the rate (throughput within [`FELL_BEHIND`] of it): a server past its capacity falls
+/// behind and would miss again.
 pub fn repeatable(step_rate: f64, step: &StageRecord) -> bool {
-    step.throughput_per_s >= (1.0 - FELL_BEHIND) * step_rate
+    step.throughput_per_s >= (1.0 - FELL_BEHIND) * step_rate && machine_evidence(step)
 }
 
-/// The sweep's search: the planned rates in order, then bisection.
+/// The sweep's search: the planned rates in order, then bisection, then a confirmation of
+/// the answer.
 #[derive(Debug, Clone)]
 pub struct Search {
     planned: Vec<f64>,
@@ -126,14 +174,17 @@ pub struct Search {
     /// Bisection goes no lower than this rate.
     floor: f64,
     bisections: u32,
-    /// The highest rate that met the SLO, and the lowest that missed it.
-    pass: Option<f64>,
+    /// Every rate that met the SLO (a confirmation's miss falls back to the next below).
+    passes: Vec<f64>,
     fail: Option<f64>,
     stopped_by: Option<&'static str>,
-    /// A step that misses is run again up to this many times before the miss counts.
+    /// A step that misses with evidence of the machine is run again up to this many times;
+    /// a busy machine's step too. With `find_max`, the answer is confirmed this many times.
     retries: u32,
-    /// The rate being run again after a miss, and its misses so far.
+    /// The rate being run again, and its runs so far.
     retrying: Option<(f64, u32)>,
+    /// Answers run again and met again.
+    confirmed: Vec<f64>,
     /// Rates whose miss did not repeat: a pause of the machine, not the server's limit.
     unrepeated: Vec<f64>,
 }
@@ -148,24 +199,24 @@ impl Search {
             find_max,
             floor,
             bisections: 0,
-            pass: None,
+            passes: Vec::new(),
             fail: None,
             stopped_by: None,
             retries: 0,
             retrying: None,
+            confirmed: Vec::new(),
             unrepeated: Vec::new(),
         }
     }
 
-    /// Runs a step that missed again, up to `retries` times; the miss counts only if every
-    /// run misses. On a shared machine one pause can push a tail quantile over the SLO at a
-    /// rate the server holds; a real limit misses every time.
+    /// Runs a step again up to `retries` times when the machine may have caused its miss
+    /// or kept its load from being applied; with `find_max`, confirms the answer as often.
     pub fn with_retries(mut self, retries: u32) -> Self {
         self.retries = retries;
         self
     }
 
-    /// Rates that missed once and met the SLO when run again.
+    /// Rates that missed once with evidence of the machine and met the SLO when run again.
     pub fn unrepeated(&self) -> &[f64] {
         &self.unrepeated
     }
@@ -181,19 +232,30 @@ impl Search {
         match self.fail {
             None => self.planned.get(self.next_planned).copied(),
             Some(hi) => {
-                let lo = self.pass.unwrap_or(0.0);
+                let lo = self.max_rate().unwrap_or(0.0);
                 let narrow = hi - lo <= RESOLUTION * hi;
                 if !self.find_max || narrow || self.bisections >= MAX_BISECTIONS {
-                    return None;
+                    return self.to_confirm();
                 }
-                Some(round3((lo + hi) / 2.0)).filter(|mid| *mid >= self.floor)
+                Some(round3((lo + hi) / 2.0))
+                    .filter(|mid| *mid >= self.floor)
+                    .or_else(|| self.to_confirm())
             }
         }
+    }
+
+    /// The answer, if it still wants confirming: `find_max` with retries, not yet run again.
+    fn to_confirm(&self) -> Option<f64> {
+        let pass = self.max_rate()?;
+        (self.find_max && self.retries > 0 && !self.confirmed.contains(&pass)).then_some(pass)
     }
 
     /// Takes in how the step at `rate` went; a miss is run again (within the retries) only
     /// when `repeatable` (see [`repeatable`]).
     pub fn record(&mut self, rate: f64, outcome: &StepOutcome, repeatable: bool) {
+        if self.retrying.is_none() && self.to_confirm() == Some(rate) && self.fail.is_some() {
+            return self.confirm(rate, outcome);
+        }
         let retried = self.retrying.take().filter(|(r, _)| *r == rate);
         if retried.is_none() {
             if self.fail.is_some() {
@@ -202,35 +264,61 @@ impl Search {
                 self.next_planned += 1;
             }
         }
+        let runs = retried.map_or(1, |(_, n)| n + 1);
         match outcome {
             StepOutcome::Met(_) => {
                 if retried.is_some() {
                     self.unrepeated.push(rate);
                 }
-                self.pass = Some(self.pass.map_or(rate, |p| p.max(rate)));
+                self.passes.push(rate);
             }
-            StepOutcome::Missed(_) => {
-                let misses = retried.map_or(1, |(_, n)| n + 1);
-                if repeatable && misses <= self.retries {
-                    self.retrying = Some((rate, misses));
+            StepOutcome::Missed(_) | StepOutcome::Unsteady(..) => {
+                if repeatable && runs <= self.retries {
+                    self.retrying = Some((rate, runs));
                 } else {
                     self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
                 }
             }
-            StepOutcome::ClientBound(_) => self.stopped_by = Some("client"),
-            StepOutcome::Interrupted => self.stopped_by = Some("interrupted"),
+            StepOutcome::MachineBusy(_) if runs <= self.retries => {
+                self.retrying = Some((rate, runs));
+            }
+            other => self.record_stop(other),
         }
     }
 
-    /// What ended the sweep: `client`, `interrupted`, `slo` or `rates`.
+    /// A confirmation of the answer at `rate`: a pass confirms it; a miss overturns it (it
+    /// becomes the lowest miss, and bisection goes on below it).
+    fn confirm(&mut self, rate: f64, outcome: &StepOutcome) {
+        match outcome {
+            StepOutcome::Met(_) => self.confirmed.push(rate),
+            StepOutcome::Missed(_) | StepOutcome::Unsteady(..) => {
+                self.passes.retain(|p| *p < rate);
+                self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+            }
+            other => self.record_stop(other),
+        }
+    }
+
+    /// A step that says nothing about the server ends the sweep, naming why.
+    fn record_stop(&mut self, outcome: &StepOutcome) {
+        self.stopped_by = Some(match outcome {
+            StepOutcome::ClientBound(_) => "client",
+            StepOutcome::MachineBusy(_) => "machine",
+            StepOutcome::Capped(_) => "connection_cap",
+            _ => "interrupted",
+        });
+    }
+
+    /// What ended the sweep: `client`, `machine`, `connection_cap`, `interrupted`, `slo` or
+    /// `rates`.
     pub fn stopped_by(&self) -> &'static str {
         self.stopped_by
             .unwrap_or(if self.fail.is_some() { "slo" } else { "rates" })
     }
 
-    /// The highest rate that met the SLO.
+    /// The highest rate that met the SLO (and, when confirmed, met it again).
     pub fn max_rate(&self) -> Option<f64> {
-        self.pass
+        self.passes.iter().copied().reduce(f64::max)
     }
 
     /// The lowest rate that missed it.
@@ -256,7 +344,7 @@ pub fn verdict(
 ) -> SweepVerdict {
     let fell_behind = steps
         .iter()
-        .filter(|(_, _, o)| !matches!(o, StepOutcome::ClientBound(_) | StepOutcome::Interrupted))
+        .filter(|(_, _, o)| o.is_verdict())
         .filter(|(r, s, _)| s.throughput_per_s < (1.0 - FELL_BEHIND) * r)
         .map(|(r, _, _)| *r)
         .reduce(f64::min);
@@ -264,21 +352,28 @@ pub fn verdict(
     let (max, fail) = (search.max_rate(), search.first_failing());
     let slo = slo::slo_text(terms);
     let mut summary = match (stopped_by, max, fail) {
-        ("client", _, _) => {
+        ("client" | "machine" | "connection_cap", _, _) => {
             let (at, why) = steps
                 .iter()
                 .rev()
                 .find_map(|(r, _, o)| match o {
-                    StepOutcome::ClientBound(why) => Some((*r, why.as_str())),
+                    StepOutcome::ClientBound(why)
+                    | StepOutcome::MachineBusy(why)
+                    | StepOutcome::Capped(why) => Some((*r, why.as_str())),
                     _ => None,
                 })
-                .unwrap_or((f64::NAN, "the client could not keep up"));
+                .unwrap_or((f64::NAN, "the load was not applied as planned"));
             let floor = max.map_or_else(
                 || "no step met the SLO before that".to_owned(),
                 |m| format!("the server met the SLO ({slo}) up to {} at least", rate(m)),
             );
+            let who = match stopped_by {
+                "client" => "vload's own threads were the limit",
+                "machine" => "the machine was busy (other processes took the cores)",
+                _ => "requests waited for the connection cap (--max-connections)",
+            };
             format!(
-                "vload itself was the bottleneck at {} ({why}): the sweep stopped without a verdict on the server; {floor}",
+                "{who} at {} ({why}): the sweep stopped without a verdict on the server; {floor}",
                 rate(at)
             )
         }
@@ -327,9 +422,19 @@ pub fn verdict(
     }
 }
 
-/// A step's record, from its run: the measured window only (its warm-up is left out), at
-/// `start_s` in the sweep.
-pub fn step_record(run: &RunFile, index: u32, start_s: f64) -> StageRecord {
+/// A rise of the median smaller than this share of the SLO's tightest latency limit does not
+/// matter to it: a step is unsteady only for a rise beyond it (1 ms without a latency term).
+const STEADY_FLOOR: f64 = 0.05;
+
+/// A step's record, from its run, judged against `slo`: the measured window only (its
+/// warm-up is left out), at `start_s` in the sweep.
+pub fn step_record(run: &RunFile, index: u32, start_s: f64, slo: &[SloTerm]) -> StageRecord {
+    let floor = slo
+        .iter()
+        .filter(|t| slo::quantile_of(t.metric).is_some())
+        .map(|t| t.limit * STEADY_FLOOR)
+        .reduce(f64::min)
+        .unwrap_or(1e6);
     let t = &run.totals;
     let w = &run.window;
     let seconds = w.measured_s + w.wait_s;
@@ -345,6 +450,7 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64) -> StageRecord {
         sent: t.sent,
         completed: t.completed,
         unsent: t.unsent,
+        unfinished: t.unfinished,
         late_sends: t.late_sends,
         status_codes: t.status_codes.clone(),
         errors: t.errors.iter().map(|(k, e)| (*k, e.count)).collect(),
@@ -353,13 +459,14 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64) -> StageRecord {
         hits: run.cache.hit,
         misses: run.cache.miss,
         throughput_per_s: if seconds > 0.0 {
-            t.successes() as f64 / seconds
+            t.successes(&run.plan) as f64 / seconds
         } else {
             0.0
         },
         response: run.latency.primary().clone(),
         service: run.latency.service.clone(),
         client_health: Some(run.client_health.clone()),
+        steady: Some(crate::selfcheck::steady_state(run, floor)),
         server_cpu_s: run
             .server
             .as_ref()

@@ -6,7 +6,7 @@
 
 use vload_schema::{LatencyKind, RunFile, SchemaError};
 
-use crate::slo::{failure_share, parse_latency, parse_share};
+use crate::slo::{parse_latency, parse_share};
 use crate::units::{duration_ns, percent, rate};
 
 /// What a term bounds.
@@ -18,9 +18,11 @@ pub enum Measure {
     Mean,
     /// The largest latency.
     Max,
-    /// Share of requests that failed, were due and never sent, or got a 5xx.
+    /// Share of the requests due that did not succeed: failed, never sent, unfinished, or
+    /// answered with a status the run does not expect (`--expect-status`, 2xx and 3xx by
+    /// default).
     Errors,
-    /// Successful responses (2xx, 3xx) per second over the measured window.
+    /// Successful responses (an expected status) per second over the measured window.
     Rate,
 }
 
@@ -142,6 +144,18 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
                 ));
             }
         };
+        // --fail-if names what fails a run; the other direction would fail every good run
+        // and pass every bad one (`p99<10s` exits 0 on a run whose p99 is 31 s).
+        let fails_high = !matches!(measure, Measure::Rate);
+        let reads_as_pass = matches!(op, Op::Below | Op::AtMost) == fails_high;
+        if reads_as_pass {
+            let (fail, pass) = if fails_high { (">", "<") } else { ("<", ">") };
+            let flipped = format!("{}{fail}{}", name, limit.trim());
+            return Err(format!(
+                "--fail-if term '{term}' reads as a condition to pass, but --fail-if fails the run when its term holds: write {flipped} to fail a run whose {name} is beyond {} (--slo of vload sweep takes the pass form, {name}{pass}...)",
+                limit.trim()
+            ));
+        }
         let limit = limit.trim();
         let value = match measure {
             Measure::Errors => parse_share(limit),
@@ -207,12 +221,10 @@ pub fn breaches(terms: &[Threshold], run: &RunFile) -> Result<Vec<Breach>, Schem
             }
             Measure::Mean => moments.mean(),
             Measure::Max => (moments.n > 0).then_some(moments.max_ns as f64),
-            Measure::Errors => {
-                failure_share(t.error_count(), t.unsent, &t.status_codes, t.completed)
-            }
+            Measure::Errors => t.failure_share(&run.plan),
             Measure::Rate => {
                 let seconds = run.window.measured_s + run.window.wait_s;
-                (seconds > 0.0).then(|| t.successes() as f64 / seconds)
+                (seconds > 0.0).then(|| t.successes(&run.plan) as f64 / seconds)
             }
         };
         let crossed = value.is_none_or(|v| term.op.holds(v, term.limit));
@@ -222,8 +234,11 @@ pub fn breaches(terms: &[Threshold], run: &RunFile) -> Result<Vec<Breach>, Schem
         let shown = value.map_or_else(|| "n/a (no responses)".to_owned(), |v| term.show(v));
         let which = match term.measure {
             Measure::Quantile(_) | Measure::Mean | Measure::Max => format!(" ({kind})"),
-            Measure::Errors => " (failed, never sent, or 5xx)".to_owned(),
-            Measure::Rate => " (successful responses per second)".to_owned(),
+            Measure::Errors => format!(
+                " (requests due without a {} response: failed, never sent, or another status)",
+                run.plan.expected_text()
+            ),
+            Measure::Rate => format!(" ({} responses per second)", run.plan.expected_text()),
         };
         out.push(Breach {
             threshold: *term,
@@ -245,7 +260,7 @@ mod tests {
 
     #[test]
     fn terms_parse_with_comparisons_and_units() {
-        let t = parse("p99>10ms, errors>0.1%,rate<9k,p99.9>=1s,mean<=2ms").unwrap();
+        let t = parse("p99>10ms, errors>0.1%,rate<9k,p99.9>=1s,mean>=2ms").unwrap();
         assert_eq!(t.len(), 5);
         assert_eq!(
             (t[0].measure, t[0].op, t[0].limit),
@@ -257,7 +272,7 @@ mod tests {
             (Measure::Rate, Op::Below, 9000.0)
         );
         assert_eq!(t[3].op, Op::AtLeast);
-        assert_eq!(t[4].op, Op::AtMost);
+        assert_eq!(t[4].op, Op::AtLeast);
         assert_eq!(t[0].text(), "p99>10.00 ms");
     }
 
@@ -269,6 +284,10 @@ mod tests {
             ("p99>fast", "'fast' is not a duration"),
             ("errors>5", "share"),
             ("rate<lots", "not a rate"),
+            // See #30: `p99<10s` exited 0 on a run whose p99 was 31 s.
+            ("p99<10s", "write p99>10s"),
+            ("errors<=1%", "write errors>1%"),
+            ("rate>9000", "write rate<9000"),
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(needle), "{text}: {err}");

@@ -150,6 +150,46 @@ const PEER_FLAGS: &[(&str, &str)] = &[
         "-duration",
         "vegeta's -duration is vload's -d/--duration, e.g. -d 30s",
     ),
+    (
+        "-output",
+        "vegeta's -output is vload's -o/--output (a run file), e.g. -o run.json",
+    ),
+    (
+        "-header",
+        "vegeta's -header is vload's -H/--header, e.g. -H 'X-A: 1'",
+    ),
+    (
+        "-targets",
+        "vegeta's -targets is vload's --targets (two dashes), e.g. --targets t.http",
+    ),
+    (
+        "-timeout",
+        "vegeta's -timeout is vload's --timeout (two dashes), e.g. --timeout 5s",
+    ),
+    (
+        "-max-workers",
+        "vegeta's -max-workers bounds its connections: vload's --max-connections",
+    ),
+    (
+        "-workers",
+        "vegeta's -workers is vload's --max-connections (connections open on demand)",
+    ),
+    (
+        "-connections",
+        "vegeta's -connections is vload's --max-connections",
+    ),
+    (
+        "-body",
+        "vegeta's -body is vload's --body-file (two dashes)",
+    ),
+    (
+        "-insecure",
+        "vegeta's -insecure is vload's --insecure (two dashes)",
+    ),
+    (
+        "-D",
+        "h2load's -D (duration) is vload's -d/--duration, e.g. -d 30s",
+    ),
 ];
 
 /// A hint for a flag vload does not have but another tool does.
@@ -164,13 +204,22 @@ fn peer_hint(err: &clap::Error) -> Option<String> {
     hint_for(arg)
 }
 
-/// The hint for `arg` (`-z`, `-rate=50/1s`), if another tool spells it so.
+/// The hint for `arg` (`-z`, `-rate=50/1s`), if another tool spells it so. Any single-dash
+/// long flag with a value (`-output=x.bin`) is vegeta's style: clap would read it as vload's
+/// short flag with the rest for value (`-o 'utput=x.bin'`), so it is named instead.
 fn hint_for(arg: &str) -> Option<String> {
     let flag = arg.split('=').next().unwrap_or(arg);
-    PEER_FLAGS
-        .iter()
-        .find(|(peer, _)| *peer == flag)
-        .map(|(_, hint)| format!("unknown flag '{arg}': {hint}"))
+    if let Some((_, hint)) = PEER_FLAGS.iter().find(|(peer, _)| *peer == flag) {
+        return Some(format!("unknown flag '{arg}': {hint}"));
+    }
+    let word = flag.strip_prefix('-')?;
+    let long = word.len() >= 2
+        && !word.starts_with('-')
+        && word.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
+        && arg.contains('=');
+    long.then(|| {
+        format!("vegeta-style flag '{arg}': vload's long flags take two dashes: --{word}=...")
+    })
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -295,9 +344,13 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         signal,
     } = attack::run(args)?;
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
+    let balanced = ledger_balances(&run);
     let code = report_and_save(&run, output.as_ref(), signal)?;
+    if !balanced {
+        return Ok(ExitCode::from(2));
+    }
     if code == ExitCode::SUCCESS
-        && let Some(error) = no_response(&run)
+        && let Some(error) = no_success(&run)
     {
         return Err(error);
     }
@@ -356,24 +409,60 @@ fn report_and_save(
     })
 }
 
-/// An attack in which no request got any response: the server is down or unreachable, and
-/// its numbers describe nothing.
-fn no_response(run: &vload_schema::RunFile) -> Option<anyhow::Error> {
-    let answered = run.totals.successes() > 0 || run.totals.status_codes.values().sum::<u64>() > 0;
-    if answered || run.totals.error_count() == 0 {
+/// Checks a run file vload made against its own ledger (every request due in exactly one
+/// place) before it is written: a file that breaks it would be refused by every reader, so
+/// it is still written, for a bug report, and the run exits 2.
+pub(crate) fn ledger_balances(run: &vload_schema::RunFile) -> bool {
+    match run.validate() {
+        Ok(()) => true,
+        Err(e) => {
+            crate::paint::say!(
+                "vload: error: this run's own account does not add up ({e}): a bug in vload; the run file is written as it is, for a report"
+            );
+            false
+        }
+    }
+}
+
+/// An attack in which no request succeeded (none answered with an expected status): the
+/// server is down, unreachable or failing, and its numbers describe nothing to defend.
+pub(crate) fn no_success(run: &vload_schema::RunFile) -> Option<anyhow::Error> {
+    let t = &run.totals;
+    if run.interrupted || t.successes(&run.plan) > 0 {
         return None;
     }
-    let (kind, first) = run.totals.errors.iter().max_by_key(|(_, e)| e.count)?;
-    Some(anyhow::anyhow!(
-        "no request got a response ({} x {}, e.g. \"{}\"): check that the server at {} is up and reachable",
-        first.count,
-        kind.as_str(),
-        first.sample,
-        run.plan
-            .server_address
-            .as_deref()
-            .unwrap_or(&run.plan.target)
-    ))
+    let server = run
+        .plan
+        .server_address
+        .as_deref()
+        .unwrap_or(&run.plan.target);
+    let responses: u64 = t.status_codes.values().sum();
+    if responses > 0 {
+        let statuses = t
+            .status_codes
+            .iter()
+            .map(|(code, n)| format!("{n} x {code}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Some(anyhow::anyhow!(
+            "no request succeeded: {responses} responses, none with an expected status ({statuses}; expected {}): check the URL, or widen --expect-status",
+            run.plan.expected_text()
+        ));
+    }
+    match t.errors.iter().max_by_key(|(_, e)| e.count) {
+        Some((kind, first)) => Some(anyhow::anyhow!(
+            "no request got a response ({} x {}, e.g. \"{}\"): check that the server at {server} is up and reachable",
+            first.count,
+            kind.as_str(),
+            first.sample,
+        )),
+        None => Some(anyhow::anyhow!(
+            "nothing was measured: no request completed in the measured window ({} due, {} never sent, {} open at the end)",
+            t.intended,
+            t.unsent,
+            t.unfinished
+        )),
+    }
 }
 
 /// Writes the run file; when that fails (a full disk), says so in one line, saves it

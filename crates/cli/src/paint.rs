@@ -84,10 +84,10 @@ const LABEL: usize = 14;
 
 fn paint_line(line: &str, in_checks: bool) -> String {
     if line.starts_with("Client health ") {
-        return paint_word_at(line, LABEL, |word| match word {
+        return paint_word_at(line, LABEL, |word| match word.trim_end_matches(':') {
             "ok" => Some(GOOD),
-            "WARN:" | "WARN" => Some(NOTE),
-            "CLIENT-BOUND:" | "CLIENT-BOUND" => Some(BAD),
+            "WARN" | "SERVER-LIMITED" | "CONNECTION-CAPPED" => Some(NOTE),
+            "CLIENT-BOUND" | "MACHINE-BUSY" => Some(BAD),
             _ => None,
         });
     }

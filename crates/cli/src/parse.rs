@@ -177,6 +177,50 @@ pub(crate) fn fail_if(text: &str) -> Result<crate::attack::flags::FailIf, String
     vload_analyze::thresholds::parse(text).map(crate::attack::flags::FailIf)
 }
 
+/// `--expect-status`: statuses (`204`), classes (`2xx`) and ranges (`200-299`, `2xx-3xx`),
+/// separated by commas.
+pub(crate) fn expect_status(text: &str) -> Result<crate::attack::flags::ExpectStatus, String> {
+    let shape = "expected statuses like 2xx,3xx or 200,204 or 200-299";
+    let one = |t: &str| -> Result<(u16, u16), String> {
+        let t = t.trim().to_ascii_lowercase();
+        if let Some(class) = t.strip_suffix("xx") {
+            let c: u16 = class
+                .parse()
+                .ok()
+                .filter(|c| (1..=5).contains(c))
+                .ok_or_else(|| format!("'{t}' is not a status class (1xx to 5xx): {shape}"))?;
+            return Ok((c * 100, c * 100 + 99));
+        }
+        let s: u16 = t
+            .parse()
+            .ok()
+            .filter(|s| (100..=599).contains(s))
+            .ok_or_else(|| format!("'{t}' is not a status (100 to 599): {shape}"))?;
+        Ok((s, s))
+    };
+    let mut ranges = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let (from, to) = match item.split_once('-') {
+            Some((a, b)) => (one(a)?.0, one(b)?.1),
+            None => one(item)?,
+        };
+        if from > to {
+            return Err(format!("'{item}' runs backwards: {shape}"));
+        }
+        ranges.push(vload_schema::StatusRange { from, to });
+    }
+    // Adjacent ranges as one (2xx,3xx is 200-399), so the run file says it once.
+    ranges.sort_by_key(|r| r.from);
+    let mut merged: Vec<vload_schema::StatusRange> = Vec::new();
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if r.from <= last.to + 1 => last.to = last.to.max(r.to),
+            _ => merged.push(r),
+        }
+    }
+    Ok(crate::attack::flags::ExpectStatus(merged))
+}
+
 /// A percentage above 0 and at most 100, `5` or `5%`, as a share (0.05).
 pub(crate) fn percent(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches('%').trim();

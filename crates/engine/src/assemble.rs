@@ -138,6 +138,9 @@ fn totals(
         backlog,
         out_of_range: t.response.out_of_range + t.service.out_of_range,
         unsent: t.unsent,
+        unfinished: t.unfinished,
+        stray_closes: t.stray,
+        queue_timeouts: t.queue_timeouts,
         queued: t.queued,
     }
 }
@@ -203,8 +206,15 @@ fn health(
         hiccup_p99_ns: t.hiccup.quantile(0.99),
         service_p50_ns: t.service.quantile(0.5),
         capped: t.capped,
+        queued: t.queued,
         queue_wait_p99_ns: t.queue_wait.quantile(0.99),
         max_connections: plan.own_connections(),
+        peak_connections: open.then(|| {
+            c.summaries
+                .iter()
+                .map(|s| u64::from(s.peak_connections.unwrap_or(0)))
+                .sum()
+        }),
         client_limit_errors: t
             .errors_by_kind()
             .filter(|(k, _)| *k == ErrorKind::ClientLimit)
@@ -241,9 +251,17 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         headers: request
             .headers
             .iter()
-            .map(|(n, v)| vload_schema::Header {
-                name: n.to_string(),
-                value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            .map(|(n, v)| {
+                let value = String::from_utf8_lossy(v.as_bytes());
+                vload_schema::Header {
+                    name: n.to_string(),
+                    // Credentials never reach a file that is shared and compared.
+                    value: if crate::url::is_secret_header(n.as_str()) {
+                        crate::url::redact(&value)
+                    } else {
+                        value.into_owned()
+                    },
+                }
             })
             .collect(),
         body_bytes: request.body.len() as u64,
@@ -284,6 +302,8 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
             rate_per_s: rate_per_s.map(|r| r / f64::from(s.count)),
         }),
         start_at: plan.start_at.map(env::rfc3339),
+        expect_status: (plan.expect_status != vload_schema::DEFAULT_EXPECTED)
+            .then(|| plan.expect_status.clone()),
     }
 }
 

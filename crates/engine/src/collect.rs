@@ -82,10 +82,12 @@ pub(crate) fn collect(
         if let Some(summary) = inbox.receive(msg) {
             state.summaries.push(summary);
         }
-        while let Some((index, mut stats)) = inbox.next_ready() {
-            state.keep_stages(&mut stats);
-            let warmup = state.finalize(index, &stats, observer);
-            if !warmup && let Some(hlog) = &mut log {
+        while let Some((index, mut parts)) = inbox.next_ready() {
+            state.keep_stages(&mut parts.measured);
+            state.keep_stages(&mut parts.warmup);
+            if let Some(stats) = state.finalize(index, parts, observer)
+                && let Some(hlog) = &mut log
+            {
                 let held = hlog.hold(index, stats, setup.open_loop);
                 keep_or_drop(&mut log, held, observer);
             }
@@ -124,7 +126,13 @@ fn keep_or_drop(
 struct Inbox {
     reported: Vec<Option<u32>>,
     finished: Vec<bool>,
-    partial: BTreeMap<u32, IntervalStats>,
+    partial: BTreeMap<u32, Parts>,
+}
+
+/// One interval's records: the measured window's requests, and the warm-up's.
+struct Parts {
+    measured: IntervalStats,
+    warmup: IntervalStats,
 }
 
 impl Inbox {
@@ -147,11 +155,19 @@ impl Inbox {
                 worker,
                 index,
                 stats,
+                warmup,
             } => {
-                self.partial
-                    .entry(index)
-                    .or_insert_with(|| IntervalStats::new(&HistogramSettings::default()))
-                    .merge(&stats);
+                let parts = self.partial.entry(index).or_insert_with(|| {
+                    let settings = HistogramSettings::default();
+                    Parts {
+                        measured: IntervalStats::new(&settings),
+                        warmup: IntervalStats::new(&settings),
+                    }
+                });
+                parts.measured.merge(&stats);
+                if let Some(warmup) = warmup {
+                    parts.warmup.merge(&warmup);
+                }
                 self.reported[worker as usize] = Some(index);
                 None
             }
@@ -163,7 +179,7 @@ impl Inbox {
     }
 
     /// The earliest interval every running worker has reported, merged.
-    fn next_ready(&mut self) -> Option<(u32, IntervalStats)> {
+    fn next_ready(&mut self) -> Option<(u32, Parts)> {
         let entry = self.partial.first_entry()?;
         let index = *entry.key();
         let ready = self
@@ -219,6 +235,13 @@ struct State<'a> {
     everything: IntervalStats,
     stages: Vec<StageStats>,
     summaries: Vec<WorkerSummary>,
+    /// Measured requests' events seen in an interval of the warm-up (a worker noticed the
+    /// second's end late): they go to the first measured interval.
+    early: IntervalStats,
+    /// The last warm-up interval's record, and where it is: warm-up requests that ended
+    /// after the warm-up are added to it, so that the measured intervals hold only the
+    /// measured window's requests and sum to the totals.
+    last_warmup: Option<(usize, IntervalStats)>,
 }
 
 impl<'a> State<'a> {
@@ -231,6 +254,8 @@ impl<'a> State<'a> {
             everything: IntervalStats::new(&settings),
             stages: Vec::new(),
             summaries: Vec::new(),
+            early: IntervalStats::new(&settings),
+            last_warmup: None,
         }
     }
 
@@ -247,44 +272,54 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Adds interval `index`; returns true when it lies in the warm-up.
-    fn finalize(&mut self, index: u32, stats: &IntervalStats, observer: &mut dyn Observer) -> bool {
+    /// Adds interval `index`; returns its measured record, `None` for a warm-up interval.
+    fn finalize(
+        &mut self,
+        index: u32,
+        parts: Parts,
+        observer: &mut dyn Observer,
+    ) -> Option<IntervalStats> {
         let start_s = f64::from(index);
         let warmup = start_s < self.setup.warmup.as_secs_f64();
-        let open = self.setup.open_loop;
-        let primary = if open {
-            &stats.response
+        self.everything.merge(&parts.measured);
+        self.everything.merge(&parts.warmup);
+        let kept = if warmup {
+            let (mut measured, mut stats) = (parts.measured, parts.warmup);
+            // In flight at the second's end: the one count of the interval, whatever window.
+            stats.in_flight = std::mem::take(&mut measured.in_flight);
+            self.early.merge(&measured);
+            self.last_warmup = Some((self.intervals.len(), stats.clone()));
+            self.intervals
+                .push(interval_of(index, &stats, true, self.setup.open_loop));
+            None
         } else {
-            &stats.service
+            if let Some((_, last)) = &mut self.last_warmup {
+                let mut late = parts.warmup;
+                late.in_flight = 0;
+                last.merge(&late);
+            }
+            let mut measured = parts.measured;
+            measured.merge(&std::mem::replace(
+                &mut self.early,
+                IntervalStats::new(&HistogramSettings::default()),
+            ));
+            self.totals.merge(&measured);
+            self.intervals
+                .push(interval_of(index, &measured, false, self.setup.open_loop));
+            Some(measured)
         };
-        self.intervals.push(Interval {
-            start_s,
-            duration_s: 1.0,
-            warmup,
-            intended: if open { stats.intended } else { stats.sent },
-            sent: stats.sent,
-            completed: stats.completed,
-            errors: stats.errors_by_kind().collect(),
-            status_classes: stats.status_classes(),
-            bytes_in: stats.bytes_in,
-            bytes_out: stats.bytes_out,
-            connections_opened: stats.connections_opened,
-            in_flight: stats.in_flight,
-            unsent: stats.unsent,
-            hits: stats.cache[0],
-            misses: stats.cache[1],
-            latency: record_of(primary),
-            server_cpu_s: None,
-        });
-        if !warmup {
-            self.totals.merge(stats);
-        }
-        self.everything.merge(stats);
-        let so_far = if open {
+        self.progress(index, warmup, observer);
+        kept
+    }
+
+    /// Tells the observer what the run has done so far.
+    fn progress(&self, index: u32, warmup: bool, observer: &mut dyn Observer) {
+        let so_far = if self.setup.open_loop {
             &self.everything.response
         } else {
             &self.everything.service
         };
+        let last = self.intervals.last();
         observer.on_interval(&Progress {
             elapsed: Duration::from_secs(u64::from(index) + 1),
             planned: self.setup.planned.map(|p| p + self.setup.warmup),
@@ -292,17 +327,31 @@ impl<'a> State<'a> {
             warmup,
             completed: self.everything.completed,
             errors: self.everything.error_total(),
-            rate_per_s: stats.completed as f64,
+            rate_per_s: last.map_or(0.0, |i| i.completed as f64),
             p50_ns: so_far.quantile(0.5),
             p99_ns: so_far.quantile(0.99),
         });
-        if let Some(interval) = self.intervals.last() {
+        if let Some(interval) = last {
             observer.on_record(interval);
         }
-        warmup
     }
 
     fn finish(mut self) -> Collected {
+        let open = self.setup.open_loop;
+        // Warm-up requests that ended after the warm-up, in the last warm-up interval.
+        if let Some((at, stats)) = self.last_warmup.take() {
+            let start_s = self.intervals[at].start_s;
+            self.intervals[at] = interval_of(start_s as u32, &stats, true, open);
+        }
+        // Measured requests' events with no measured interval after them (the run ended in
+        // the warm-up): an interval of their own, so that nothing is lost.
+        if self.early.completed + self.early.sent + self.early.intended > 0 {
+            let index = self.setup.warmup.as_secs() as u32;
+            self.totals.merge(&self.early);
+            let mut interval = interval_of(index, &self.early, false, open);
+            interval.duration_s = 0.0;
+            self.intervals.push(interval);
+        }
         // The last interval is usually shorter than a second.
         let end = self.summaries.iter().map(|s| s.end).max();
         if let (Some(end), Some(last)) = (end, self.intervals.last_mut()) {
@@ -315,6 +364,36 @@ impl<'a> State<'a> {
             stages: self.stages,
             summaries: self.summaries,
         }
+    }
+}
+
+/// The run file's record of interval `index`.
+fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> Interval {
+    let primary = if open {
+        &stats.response
+    } else {
+        &stats.service
+    };
+    Interval {
+        start_s: f64::from(index),
+        duration_s: 1.0,
+        warmup,
+        intended: stats.intended,
+        sent: stats.sent,
+        completed: stats.completed,
+        errors: stats.errors_by_kind().collect(),
+        status_classes: stats.status_classes(),
+        bytes_in: stats.bytes_in,
+        bytes_out: stats.bytes_out,
+        connections_opened: stats.connections_opened,
+        in_flight: stats.in_flight,
+        unsent: stats.unsent,
+        unfinished: stats.unfinished,
+        stray_closes: stats.stray,
+        hits: stats.cache[0],
+        misses: stats.cache[1],
+        latency: record_of(primary),
+        server_cpu_s: None,
     }
 }
 

@@ -62,6 +62,9 @@ pub(crate) struct Conn {
     /// hyper's clients: body bytes received by the current exchange, kept outside its
     /// future so that a timed-out or failed response still counts what arrived.
     received: Cell<u64>,
+    /// hyper's clients: request body bytes written, counted when the response arrives
+    /// (hyper does not say how much of a body went out before a failure).
+    written: Cell<u64>,
 }
 
 /// hyper's HTTP/1.1 connection state machine; `None` once it has closed.
@@ -249,6 +252,7 @@ impl Conn {
             served: 0,
             side: Vec::new(),
             received: Cell::new(0),
+            written: Cell::new(0),
         }
     }
 
@@ -303,6 +307,24 @@ impl Conn {
         }
     }
 
+    /// Bytes the server sent unasked after a complete response since the last call (vload's
+    /// HTTP/1.1 client; hyper's closes such a connection without saying why).
+    pub(crate) fn take_stray(&mut self) -> usize {
+        match &mut self.link {
+            Link::Lean(c) => c.take_stray(),
+            _ => 0,
+        }
+    }
+
+    /// Request body bytes that reached the connection since the last call.
+    pub(crate) fn take_written(&mut self) -> u64 {
+        match &mut self.link {
+            Link::Lean(c) => c.take_written(),
+            Link::Lean2(c) => c.take_written(),
+            _ => self.written.take(),
+        }
+    }
+
     /// Sends one request and reads the whole response; `None` when `deadline` passed first.
     pub(crate) async fn exchange(
         &mut self,
@@ -313,25 +335,28 @@ impl Conn {
             link,
             timeout,
             received,
+            written,
             ..
         } = self;
+        let counts = (&*received, &*written);
         match link {
             Link::Lean(conn) => {
                 let bytes = request.lean_bytes();
-                let response = conn.exchange(&bytes, request.is_head());
+                let body = request.body().len() as u64;
+                let response = conn.exchange(&bytes, request.is_head(), body);
                 until(response, timeout, deadline, |_| false).await
             }
             Link::Hyper1 { sender, driver } => {
                 // Boxed, as hyper's own futures are large and hyper allocates per request
                 // anyway: the lean client's connections do not pay for their size.
-                let response = Box::pin(send(Sender::H1(sender), request.hyper(false), received));
+                let response = Box::pin(send(Sender::H1(sender), request.hyper(false), counts));
                 // The driver writes the request and reads the response; the response future
                 // then completes in the same poll.
                 until(response, timeout, deadline, |cx| poll_driver(driver, cx)).await
             }
             Link::Lean2(conn) => until(conn.exchange(request), timeout, deadline, |_| false).await,
             Link::Hyper2 { sender } => {
-                let response = Box::pin(send(Sender::H2(sender), request.hyper(true), received));
+                let response = Box::pin(send(Sender::H2(sender), request.hyper(true), counts));
                 until(response, timeout, deadline, |_| false).await
             }
         }
@@ -426,8 +451,11 @@ enum Sender<'a> {
 async fn send(
     sender: Sender<'_>,
     request: http::Request<Full<Bytes>>,
-    received: &Cell<u64>,
+    (received, written): (&Cell<u64>, &Cell<u64>),
 ) -> Result<Response, Failure> {
+    let body = hyper::body::Body::size_hint(request.body())
+        .exact()
+        .unwrap_or(0);
     let sent = match sender {
         Sender::H1(s) => match s.ready().await {
             Ok(()) => s.send_request(request).await,
@@ -439,6 +467,7 @@ async fn send(
         },
     };
     let response = sent.map_err(|e| classify_error(&e, false))?;
+    written.set(written.get() + body);
     let status = response.status().as_u16();
     let cache = classify_headers(response.headers());
     let close = response

@@ -9,6 +9,14 @@ pub(crate) type Failure = (ErrorKind, String);
 /// (once the response head is in) the body broke off.
 pub(crate) fn io_kind(error: &std::io::Error, in_body: bool) -> ErrorKind {
     use std::io::ErrorKind as Io;
+    // TLS after the handshake: a record that does not decrypt, an alert. tokio-rustls
+    // hands rustls's error over inside an io error; by type, it is TLS's failure.
+    if error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>())
+    {
+        return ErrorKind::Tls;
+    }
     match error.kind() {
         Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => ErrorKind::Reset,
         _ if in_body => ErrorKind::Body,

@@ -352,6 +352,12 @@ pub(crate) struct H1Conn {
     /// Body bytes received since the last [`H1Conn::take_received`], whether or not the
     /// response completes: a server that streams an endless body is seen sending it.
     received: u64,
+    /// Request body bytes written since the last [`H1Conn::take_written`]: a request counts
+    /// once all of it reached the connection.
+    written: u64,
+    /// Bytes the server sent after a complete response, unasked (the connection is closed
+    /// for them), until [`H1Conn::take_stray`].
+    stray: usize,
 }
 
 impl H1Conn {
@@ -363,7 +369,19 @@ impl H1Conn {
             end: 0,
             closed: false,
             received: 0,
+            written: 0,
+            stray: 0,
         }
+    }
+
+    /// Bytes the server sent unasked after a complete response, since the last call.
+    pub(crate) fn take_stray(&mut self) -> usize {
+        std::mem::take(&mut self.stray)
+    }
+
+    /// Request body bytes written since the last call.
+    pub(crate) fn take_written(&mut self) -> u64 {
+        std::mem::take(&mut self.written)
     }
 
     /// Body bytes received since the last call.
@@ -376,10 +394,9 @@ impl H1Conn {
     }
 
     /// While idle: true once the server has closed the connection (or sent bytes nobody
-    /// asked for, which leaves it unusable).
+    /// asked for, which leaves it unusable: counted, see [`H1Conn::take_stray`]).
     pub(crate) fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.closed || self.start < self.end {
-            self.closed = true;
+        if self.closed {
             return true;
         }
         self.start = 0;
@@ -387,8 +404,11 @@ impl H1Conn {
         let mut read = ReadBuf::new(&mut self.buf);
         match Pin::new(&mut self.io).poll_read(cx, &mut read) {
             Poll::Pending => false,
-            Poll::Ready(_) => {
+            Poll::Ready(result) => {
                 // End of stream, an error, or unsolicited bytes: done with it either way.
+                if result.is_ok() {
+                    self.stray += read.filled().len();
+                }
                 self.closed = true;
                 true
             }
@@ -404,13 +424,14 @@ impl H1Conn {
         Ok(n)
     }
 
-    /// Writes `request` and reads the whole response.
+    /// Writes `request` (whose body is its last `body` bytes) and reads the whole response.
     pub(crate) async fn exchange(
         &mut self,
         request: &[u8],
         head_request: bool,
+        body: u64,
     ) -> Result<Response, Failure> {
-        let result = self.exchange_inner(request, head_request).await;
+        let result = self.exchange_inner(request, head_request, body).await;
         if result.is_err() {
             self.closed = true;
         }
@@ -421,15 +442,14 @@ impl H1Conn {
         &mut self,
         request: &[u8],
         head_request: bool,
+        body: u64,
     ) -> Result<Response, Failure> {
-        if self.start < self.end {
-            return Err(unexpected(self.end - self.start));
-        }
         self.io
             .write_all(request)
             .await
             .map_err(|e| io_failure(&e, false))?;
         self.io.flush().await.map_err(|e| io_failure(&e, false))?;
+        self.written += body;
         let mut decoder = Decoder::new(head_request);
         loop {
             let before = decoder.body();
@@ -438,6 +458,13 @@ impl H1Conn {
             let (used, step) = fed?;
             self.start += used;
             if let Step::Done(response) = step {
+                if self.start < self.end {
+                    // Bytes after the response nobody asked for (a body on a 204, a short
+                    // Content-Length): the response stands; they would be read as the next
+                    // one, so the connection is done.
+                    self.stray += self.end - self.start;
+                    self.closed = true;
+                }
                 if response.close {
                     self.closed = true;
                 }
@@ -450,14 +477,6 @@ impl H1Conn {
             }
         }
     }
-}
-
-/// Bytes after a response nobody asked for: they would be read as the next response.
-pub(crate) fn unexpected(bytes: usize) -> Failure {
-    (
-        ErrorKind::Protocol,
-        format!("{bytes} unexpected bytes after the previous response"),
-    )
 }
 
 /// Makes room at the end of `buf[start..end]` for a read (moving or doubling); returns the

@@ -155,6 +155,8 @@ struct Slot {
     body_bytes: u64,
     /// Body bytes since `take_received`, whether the response completed or not.
     received: u64,
+    /// Request body bytes queued to go out since `take_written` (the windows let them).
+    written: u64,
     /// Bytes received on the stream since its last WINDOW_UPDATE.
     unacked: u32,
     send_window: i64,
@@ -322,6 +324,7 @@ impl Shared {
             body,
             waker: s.waker.take(),
             received: s.received,
+            written: s.written,
             ..Slot::default()
         };
         self.active.push((id, slot));
@@ -351,6 +354,7 @@ impl Shared {
             frame_head(&mut self.out, n, DATA, flags, s.id);
             self.out.extend_from_slice(&s.body[..n]);
             s.body.advance(n);
+            s.written += n as u64;
             s.send_window -= n as i64;
             self.send_window -= n as i64;
         }
@@ -857,6 +861,11 @@ impl H2Conn {
 
     pub(crate) fn take_received(&self) -> u64 {
         std::mem::take(&mut self.shared.borrow_mut().slots[self.slot].received)
+    }
+
+    /// Request body bytes the windows let out since the last call.
+    pub(crate) fn take_written(&self) -> u64 {
+        std::mem::take(&mut self.shared.borrow_mut().slots[self.slot].written)
     }
 
     /// Sends `request` on a new stream and waits for the whole response.

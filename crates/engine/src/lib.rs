@@ -78,6 +78,7 @@ mod schedule;
 mod staged;
 mod targets;
 mod tls;
+pub mod url;
 mod worker;
 
 pub use error::EngineError;

@@ -117,6 +117,8 @@ pub struct AttackPlan {
     pub shard: Option<Shard>,
     /// Begin at this wall-clock time (`--start-at`), not at once.
     pub start_at: Option<std::time::SystemTime>,
+    /// The statuses that count as success (`--expect-status`; 2xx and 3xx by default).
+    pub expect_status: Vec<vload_schema::StatusRange>,
 }
 
 /// What a connection speaks. One value, so no combination of flags can ask for HTTP/1.1
@@ -225,7 +227,13 @@ impl AttackPlan {
             tls: None,
             shard: None,
             start_at: None,
+            expect_status: vload_schema::DEFAULT_EXPECTED.to_vec(),
         }
+    }
+
+    /// True when a response with `status` is a success.
+    pub fn expects(&self, status: u16) -> bool {
+        self.expect_status.iter().any(|r| r.contains(status))
     }
 
     /// True for the open-loop model.

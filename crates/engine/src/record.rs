@@ -23,7 +23,7 @@ pub(crate) const ERROR_KINDS: [ErrorKind; 12] = [
     ErrorKind::Other,
 ];
 
-fn kind_index(kind: ErrorKind) -> usize {
+pub(crate) fn kind_index(kind: ErrorKind) -> usize {
     ERROR_KINDS
         .iter()
         .position(|k| *k == kind)
@@ -105,6 +105,19 @@ impl Distribution {
         }
     }
 
+    /// Records `count` copies of one value.
+    pub(crate) fn record_n(&mut self, value_ns: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        self.moments.record_n(value_ns, count);
+        let histogram = self.counts();
+        if histogram.record_n(value_ns.max(1), count).is_err() {
+            histogram.saturating_record_n(value_ns, count);
+            self.out_of_range += count;
+        }
+    }
+
     pub(crate) fn merge(&mut self, other: &Distribution) {
         if let Some(theirs) = &other.histogram
             && !theirs.is_empty()
@@ -161,8 +174,16 @@ pub(crate) struct IntervalStats {
     pub(crate) connections_opened: u64,
     pub(crate) in_flight: u64,
     pub(crate) late_sends: u64,
-    /// Open loop: due in the window, never sent.
+    /// Due, never sent: the client was frozen or stopped before it could send them.
     pub(crate) unsent: u64,
+    /// Sent (or being sent: their connection was being made) and neither answered nor
+    /// failed when the worker stopped waiting for them.
+    pub(crate) unfinished: u64,
+    /// Connections closed because the server sent bytes nobody asked for after a complete
+    /// response (a body on a 204 or 304, a Content-Length shorter than the body).
+    pub(crate) stray: u64,
+    /// Requests that timed out waiting for a connection (also counted as request timeouts).
+    pub(crate) queue_timeouts: u64,
     /// Open loop: requests that waited for a free connection.
     pub(crate) queued: u64,
     /// Open loop: requests that fell due with every connection vload may open in use.
@@ -192,6 +213,7 @@ pub(crate) struct StageStats {
     pub(crate) sent: u64,
     pub(crate) completed: u64,
     pub(crate) unsent: u64,
+    pub(crate) unfinished: u64,
     pub(crate) late_sends: u64,
     pub(crate) bytes_in: u64,
     pub(crate) bytes_out: u64,
@@ -213,6 +235,7 @@ impl StageStats {
             sent: 0,
             completed: 0,
             unsent: 0,
+            unfinished: 0,
             late_sends: 0,
             bytes_in: 0,
             bytes_out: 0,
@@ -231,6 +254,7 @@ impl StageStats {
         self.sent += other.sent;
         self.completed += other.completed;
         self.unsent += other.unsent;
+        self.unfinished += other.unfinished;
         self.late_sends += other.late_sends;
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
@@ -277,6 +301,9 @@ impl IntervalStats {
             in_flight: 0,
             late_sends: 0,
             unsent: 0,
+            unfinished: 0,
+            stray: 0,
+            queue_timeouts: 0,
             queued: 0,
             capped: 0,
             cache: [0; 3],
@@ -315,6 +342,9 @@ impl IntervalStats {
         self.in_flight += other.in_flight;
         self.late_sends += other.late_sends;
         self.unsent += other.unsent;
+        self.unfinished += other.unfinished;
+        self.stray += other.stray;
+        self.queue_timeouts += other.queue_timeouts;
         self.queued += other.queued;
         self.capped += other.capped;
         for (a, b) in self.cache.iter_mut().zip(other.cache) {

@@ -164,6 +164,13 @@ impl Schedule {
         skipped
     }
 
+    /// Skips the next `limit` requests (fewer if the plan ends first), whenever they fall
+    /// due; returns how many it skipped in each stage.
+    pub(crate) fn skip(&mut self, limit: u64) -> Vec<(u32, u64)> {
+        let never = self.t0.checked_add(NEVER).unwrap_or(self.t0);
+        self.skip_before(never, limit)
+    }
+
     /// Skips the requests due before `until_s`, at most `limit`: a long freeze at a high
     /// rate is jumped over in one step, the last one or two settled one by one.
     fn skip_within(&mut self, until_s: f64, limit: u64) -> u64 {

@@ -70,6 +70,7 @@ pub(crate) fn records(
             sent: stats.sent,
             completed: stats.completed,
             unsent: stats.unsent,
+            unfinished: stats.unfinished,
             late_sends: stats.late_sends,
             status_codes: stats.status.clone(),
             errors: stats.errors_by_kind().collect(),
@@ -86,6 +87,7 @@ pub(crate) fn records(
             service: record_of(&stats.service),
             client_health: None,
             server_cpu_s: None,
+            steady: None,
         });
     }
     records

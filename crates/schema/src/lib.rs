@@ -1,4 +1,4 @@
-//! The vload run file, schema v2.
+//! The vload run file, schema v3.
 //!
 //! Every `vload attack` writes one JSON document per run; `vload report`, `compare` and
 //! `plot` read it. This crate holds the types of that document ([`RunFile`] and what it
@@ -14,9 +14,25 @@
 //! error kinds `stream_reset`, `goaway` and `client_limit`, the health `signals` and their
 //! causes, `totals.unsent`, `totals.queued`, `latency.queue_wait`, `intervals[].unsent`,
 //! `client_health.max_thread_waiting`, `plan.server_address`, and for rate plans and sweeps
-//! `plan.rate_plan`, `stages` and `sweep`; version 1 files read as before.
+//! `plan.rate_plan`, `stages` and `sweep`; version 1 files read as before. Version 3 added
+//! the ledger (below), `totals.unfinished`, `totals.stray_closes`, `totals.queue_timeouts`,
+//! `intervals[].unfinished`, `intervals[].stray_closes`, `stages[].unfinished`,
+//! `stages[].steady`, `plan.expect_status`, `client_health.peak_connections`, the verdicts
+//! `machine_busy`, `connection_capped` and `server_limited` (one word per cause; `warn` is
+//! no longer written) and the cause `server`; version 1 and 2 files read as before, without
+//! the ledger's check.
 //! A file's size depends on the run's duration (one [`Interval`] per second), never on
 //! its request count.
+//!
+//! # The ledger
+//!
+//! Every request due ends in exactly one place, and a version 3 file says so or is refused
+//! when read ([`RunFile::validate`] names the field that breaks it; vload checks its own
+//! files before writing them): `intended = sent + unsent`, `sent = completed + unfinished`,
+//! `completed` = the responses in `status_codes` + the failures in `errors`; the measured
+//! intervals add up to the totals, count by count, and so do the stages. A request belongs
+//! to the window it fell due in (open loop) or was taken up in (closed loop), wherever it
+//! ended: a warm-up request answered after the warm-up is counted in the warm-up.
 //!
 //! - `schema_version`, `vload_version`, `run_id`, `label`, `started_at`, `interrupted`:
 //!   identity of the run ([`RunFile`]).
@@ -28,14 +44,18 @@
 //!   `histogram` (`unit`, `lowest_ns`, `highest_ns`, `sigfig`), and when used `targets`
 //!   (`pick`, `seed`, `passes`, `sets`: `file`, `format`, `weight`, `targets`, `lines_skipped`,
 //!   `other_methods`), `connect_to`, `server_address` (where the load went),
-//!   `requests_per_connection`, `streams`, `tls`, `shard`, `start_at` ([`Plan`],
+//!   `requests_per_connection`, `streams`, `tls`, `shard`, `start_at`, `expect_status` (the
+//!   statuses that count as success, ranges `from`..`to`; 200-399 when absent) ([`Plan`],
 //!   [`TargetsRecord`]).
 //! - `workload_hash`: SHA-256 of what was requested.
 //! - `window`: `warmup_s`, `measured_s`, `wait_s` ([`Window`]).
 //! - `totals`: `intended`, `sent`, `completed`, `status_codes`, `errors` (by [`ErrorKind`],
 //!   each `count` and `sample`), `bytes_in`, `bytes_out`, `connections_opened`,
-//!   `late_sends`, `backlog`, `out_of_range`, and when not zero `unsent` (due in the window,
-//!   never sent) and `queued` (waited for a connection) ([`Totals`]). Error kinds:
+//!   `late_sends`, `backlog`, `out_of_range`, and when not zero `unsent` (due, never sent),
+//!   `unfinished` (sent, neither answered nor failed when the run stopped waiting),
+//!   `queue_timeouts` (of the request timeouts, those that never left vload's queue),
+//!   `stray_closes` (connections closed for bytes after a complete response) and `queued`
+//!   (waited for a connection) ([`Totals`]). Error kinds:
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
 //!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `other` ([`ErrorKind`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
@@ -46,20 +66,23 @@
 //! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`)
 //!   ([`CacheCounts`]).
 //! - `client_health`: `cpu_s`, `cpu_util`, `max_thread_busy`, `dispatch_lag_p99_ns`,
-//!   `late_sends`, `hiccup_p99_ns`, `fd_limit`, `fd_needed`, `verdict`
-//!   (`ok` | `warn` | `client_bound`), `reasons`, `max_thread_waiting`, and `signals`, each
-//!   with `signal`, `level`, `cause` (`client` | `machine` | `connection_cap`) and `message`
+//!   `late_sends`, `hiccup_p99_ns`, `fd_limit`, `fd_needed`, `verdict` (what limited the
+//!   load: `ok` | `client_bound` | `machine_busy` | `connection_capped` | `server_limited`;
+//!   `warn` in older files), `reasons`, `max_thread_waiting`, `peak_connections`, and
+//!   `signals`, each with `signal`, `level` (its cause's verdict, or `ok` for a note),
+//!   `cause` (`client` | `machine` | `connection_cap` | `server`) and `message`
 //!   ([`ClientHealth`], [`HealthSignal`]).
 //! - `stages` (rate plans and sweeps): per stage `index`, `warmup`, `start_s`, `duration_s`,
 //!   `from_rate_per_s`, `to_rate_per_s`, `intended`, `sent`, `completed`, `unsent`,
 //!   `late_sends`, `status_codes`, `errors`, `bytes_in`, `bytes_out`, `hits`, `misses`,
-//!   `throughput_per_s`, `response`, `service`, and for sweep steps `client_health` and
-//!   `server_cpu_s` ([`StageRecord`]); `sweep`: `rates_per_s`, `stage_s`, `warmup_s`, `slo`
+//!   `throughput_per_s`, `response`, `service`, and for sweep steps `client_health`,
+//!   `server_cpu_s` and `steady` (whether the step reached a steady state, a check)
+//!   ([`StageRecord`]); `sweep`: `rates_per_s`, `stage_s`, `warmup_s`, `slo`
 //!   (terms of `metric` and `limit`), `find_max`, `verdict` ([`SweepRecord`]).
 //! - `intervals`: per second `start_s`, `duration_s`, `warmup`, `intended`, `sent`,
 //!   `completed`, `errors`, `status_classes` (`1xx`..`5xx`), `bytes_in`, `bytes_out`,
-//!   `connections_opened`, `in_flight`, `unsent`, `hits`, `misses`, `latency`,
-//!   `server_cpu_s` ([`Interval`]).
+//!   `connections_opened`, `in_flight`, `unsent`, `unfinished`, `stray_closes`, `hits`,
+//!   `misses`, `latency`, `server_cpu_s` ([`Interval`]).
 //!
 //! # Example
 //!
@@ -116,7 +139,7 @@ pub use server::*;
 pub use stage::*;
 
 /// The run-file format version this crate reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Why a run file could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -75,6 +75,22 @@ impl Moments {
         self.sum_ns += u128::from(value_ns);
     }
 
+    /// Adds `count` copies of one value (a batch recorded at once: requests that all timed
+    /// out at the same limit).
+    pub fn record_n(&mut self, value_ns: u64, count: u64) {
+        if count == 0 {
+            return;
+        }
+        self.merge(&Moments {
+            n: count,
+            mean_ns: value_ns as f64,
+            m2_ns2: 0.0,
+            min_ns: value_ns,
+            max_ns: value_ns,
+            sum_ns: u128::from(value_ns) * u128::from(count),
+        });
+    }
+
     /// Merges another accumulator into this one (Chan et al.'s parallel formula).
     pub fn merge(&mut self, other: &Moments) {
         if other.n == 0 {

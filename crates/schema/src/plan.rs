@@ -98,6 +98,66 @@ pub struct Plan {
     /// The wall-clock start asked for with `--start-at`, RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at: Option<String>,
+    /// The statuses that count as success (`--expect-status`), as inclusive ranges, e.g.
+    /// `[{"from": 200, "to": 299}]`; absent means 2xx and 3xx (200-399). Every success
+    /// ratio, error share, threshold, SLO and exit code of the run uses them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_status: Option<Vec<StatusRange>>,
+}
+
+/// Statuses from `from` to `to`, both included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusRange {
+    /// The first status of the range.
+    pub from: u16,
+    /// The last status of the range.
+    pub to: u16,
+}
+
+/// What success means when a plan does not say: 2xx and 3xx, as k6 and vegeta count it.
+pub const DEFAULT_EXPECTED: [StatusRange; 1] = [StatusRange { from: 200, to: 399 }];
+
+impl StatusRange {
+    /// True when `status` lies in the range.
+    pub fn contains(&self, status: u16) -> bool {
+        (self.from..=self.to).contains(&status)
+    }
+
+    /// `2xx`, `2xx-3xx`, `204`, `200-204`.
+    pub fn text(&self) -> String {
+        let class = |s: u16| s.is_multiple_of(100) && s >= 100;
+        match (self.from, self.to) {
+            (a, b) if a == b => a.to_string(),
+            (a, b) if class(a) && (b + 1).is_multiple_of(100) && b - a == 99 => {
+                format!("{}xx", a / 100)
+            }
+            (a, b) if class(a) && (b + 1).is_multiple_of(100) => {
+                format!("{}xx-{}xx", a / 100, b / 100)
+            }
+            (a, b) => format!("{a}-{b}"),
+        }
+    }
+}
+
+impl Plan {
+    /// The statuses that count as success.
+    pub fn expected(&self) -> &[StatusRange] {
+        self.expect_status.as_deref().unwrap_or(&DEFAULT_EXPECTED)
+    }
+
+    /// True when a response with `status` is a success.
+    pub fn expects(&self, status: u16) -> bool {
+        self.expected().iter().any(|r| r.contains(status))
+    }
+
+    /// The expected statuses as written: `2xx-3xx`, `200, 204`.
+    pub fn expected_text(&self) -> String {
+        self.expected()
+            .iter()
+            .map(StatusRange::text)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Which part of a sharded attack a run was.

@@ -147,12 +147,18 @@ pub struct Window {
     pub start_offset_s: Option<f64>,
 }
 
-/// Counts over the measured window.
+/// Counts over the measured window: the requests that fell due in it (open loop) or were
+/// taken up in it (closed loop), wherever they ended.
+///
+/// The ledger, checked whenever a run file is written or read: every request due ends in
+/// exactly one place. `intended = sent + unsent`; `sent = completed + unfinished`;
+/// `completed` = the responses in `status_codes` + the failures in `errors`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
-    /// Open loop: requests that fell due. Closed loop: equal to `sent`.
+    /// Open loop: requests that fell due. Closed loop: requests a connection took up.
     pub intended: u64,
-    /// Requests written to a connection (or that failed trying to).
+    /// Requests vload tried to send: written to a connection, or failed trying (their
+    /// connection could not be made, or none came free before their deadline).
     pub sent: u64,
     /// Requests that ended, with a response or an error.
     pub completed: u64,
@@ -172,10 +178,24 @@ pub struct Totals {
     pub backlog: u64,
     /// Latency values above the histogram's highest trackable value (recorded at the maximum).
     pub out_of_range: u64,
-    /// Open loop: requests that fell due inside the measured window but were never sent,
-    /// because the client was frozen or stopped past the window's end (counted in `intended`).
+    /// Requests that fell due but were never sent, because the client was frozen past the
+    /// window's end or stopped (Ctrl-C) first (counted in `intended`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsent: u64,
+    /// Requests sent (or whose connection was being made) that had neither a response nor
+    /// an error when the run stopped waiting for them (counted in `sent`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: u64,
+    /// Of the `request_timeout` errors, requests that timed out still waiting for a
+    /// connection: never written, because every connection was busy or still being made
+    /// until their deadline.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queue_timeouts: u64,
+    /// Connections closed because the server sent bytes after a complete response that
+    /// nobody asked for (a body on a 204 or 304, a Content-Length shorter than the body):
+    /// the response stands, the connection cannot be used again. Not a request's outcome.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stray_closes: u64,
     /// Open loop: requests that found every connection busy and waited for one (their wait
     /// is part of their response time; `latency.queue_wait` has its distribution).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -187,13 +207,20 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl Totals {
-    /// Requests that ended with a 2xx or 3xx status.
-    pub fn successes(&self) -> u64 {
+    /// Requests that ended with a status `plan` expects (2xx and 3xx unless it says).
+    pub fn successes(&self, plan: &Plan) -> u64 {
         self.status_codes
             .iter()
-            .filter(|(code, _)| (200..400).contains(*code))
+            .filter(|(code, _)| plan.expects(**code))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// The share of the requests due that did not succeed: failed, answered with a status
+    /// `plan` does not expect, never sent, or unfinished; `None` when none was due.
+    pub fn failure_share(&self, plan: &Plan) -> Option<f64> {
+        let due = self.intended.max(self.completed + self.unsent);
+        (due > 0).then(|| due.saturating_sub(self.successes(plan)) as f64 / due as f64)
     }
 
     /// All failed requests (transport errors; HTTP error statuses are not counted here).
@@ -386,7 +413,8 @@ impl StatusClasses {
     }
 }
 
-/// One second of the attack.
+/// One second of the attack: what the requests of its window (warm-up or measured) did in
+/// it. The measured intervals sum to the totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     /// Start in seconds from the attack's start (warm-up included).
@@ -413,9 +441,16 @@ pub struct Interval {
     pub connections_opened: u64,
     /// Requests in flight at the end of the interval.
     pub in_flight: u64,
-    /// Open loop: requests due in this interval that were never sent (see `totals.unsent`).
+    /// Requests counted as never sent in this interval (see `totals.unsent`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsent: u64,
+    /// Requests counted as unfinished in this interval: the last one (see
+    /// `totals.unfinished`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: u64,
+    /// Connections closed in this interval for stray bytes (see `totals.stray_closes`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stray_closes: u64,
     /// Responses classified as cache hits.
     pub hits: u64,
     /// Responses classified as not hits.

@@ -48,6 +48,9 @@ pub struct StageRecord {
     /// Requests due in the stage, never sent (a frozen client).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsent: u64,
+    /// Requests of the stage sent and neither answered nor failed when the run stopped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: u64,
     /// Requests dispatched more than 1 ms late.
     pub late_sends: u64,
     /// Responses by status code.
@@ -74,6 +77,11 @@ pub struct StageRecord {
     /// CPU seconds of the watched server over the stage (`--watch-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_s: Option<f64>,
+    /// A sweep step: whether it reached a steady state (its latency did not trend up, no
+    /// backlog was left at its end). A step whose queue grew has not met anything, whatever
+    /// its percentiles say: it has not yet shown its miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::RunCheck>,
 }
 
 impl StageRecord {
@@ -82,13 +90,20 @@ impl StageRecord {
         self.errors.values().sum()
     }
 
-    /// Responses with a 2xx or 3xx status.
-    pub fn successes(&self) -> u64 {
+    /// Responses with a status `plan` expects (2xx and 3xx unless it says).
+    pub fn successes(&self, plan: &crate::Plan) -> u64 {
         self.status_codes
             .iter()
-            .filter(|(code, _)| (200..400).contains(*code))
+            .filter(|(code, _)| plan.expects(**code))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// The share of the stage's requests due that did not succeed (failed, answered with
+    /// a status `plan` does not expect, never sent, unfinished); `None` when none was due.
+    pub fn failure_share(&self, plan: &crate::Plan) -> Option<f64> {
+        let due = self.intended.max(self.completed + self.unsent);
+        (due > 0).then(|| due.saturating_sub(self.successes(plan)) as f64 / due as f64)
     }
 }
 

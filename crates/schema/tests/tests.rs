@@ -80,6 +80,7 @@ mod golden {
                 tls: None,
                 shard: None,
                 start_at: None,
+                expect_status: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -101,6 +102,9 @@ mod golden {
                 backlog: 0,
                 out_of_range: 0,
                 unsent: 0,
+                unfinished: 0,
+                stray_closes: 0,
+                queue_timeouts: 0,
                 queued: 0,
             },
             latency: Latency {
@@ -128,6 +132,7 @@ mod golden {
                 cpu_s: 0.012,
                 cpu_util: 0.003,
                 max_thread_busy: 0.006,
+                peak_connections: None,
                 dispatch_lag_p99_ns: Some(4_001),
                 late_sends: 0,
                 hiccup_p99_ns: Some(61_023),
@@ -155,6 +160,8 @@ mod golden {
                 connections_opened: 2,
                 in_flight: 0,
                 unsent: 0,
+                unfinished: 0,
+                stray_closes: 0,
                 hits: 3,
                 misses: 1,
                 latency: record(&response),
@@ -295,10 +302,11 @@ mod bad_input {
             sent: 5,
             completed: 5,
             unsent: 0,
+            unfinished: 0,
             late_sends: 0,
-            status_codes: BTreeMap::from([(200, 5)]),
-            errors: BTreeMap::new(),
-            bytes_in: 55,
+            status_codes: BTreeMap::from([(200, 4)]),
+            errors: BTreeMap::from([(ErrorKind::RequestTimeout, 1)]),
+            bytes_in: 44,
             bytes_out: 0,
             hits: 0,
             misses: 0,
@@ -307,6 +315,7 @@ mod bad_input {
             service: run.latency.service.clone(),
             client_health: None,
             server_cpu_s: None,
+            steady: None,
         };
         run.stages = vec![stage.clone()];
         let text = run.to_json();
@@ -331,6 +340,55 @@ mod bad_input {
             },
             "stages[0].start_s",
         );
+    }
+
+    /// See #30: run files whose parts contradicted each other (sent 0 with 99,565
+    /// completed; intervals that no longer sum to the totals) were accepted. From schema v3
+    /// on every request due ends in exactly one place, and reading refuses a file that
+    /// says otherwise, naming the field.
+    #[test]
+    fn a_run_file_whose_ledger_does_not_balance_is_refused() {
+        let run = sample_run();
+        assert!(RunFile::from_json(&run.to_json()).is_ok());
+        let refuse = |change: &dyn Fn(&mut RunFile), field: &str| {
+            let mut bad = run.clone();
+            change(&mut bad);
+            let err = RunFile::from_json(&bad.to_json()).unwrap_err().to_string();
+            assert!(err.contains(field), "{field}: {err}");
+        };
+        refuse(&|r| r.totals.sent = 0, "totals.intended");
+        refuse(
+            &|r| {
+                r.totals.intended = 6;
+                r.totals.sent = 6;
+            },
+            "totals.sent",
+        );
+        refuse(
+            &|r| {
+                r.totals.unfinished = 1;
+                r.totals.sent = 6;
+                r.totals.intended = 6;
+            },
+            "intervals[].intended",
+        );
+        refuse(&|r| r.intervals[0].completed = 4, "intervals[].completed");
+        refuse(
+            &|r| r.intervals[0].status_classes.s5xx = 1,
+            "intervals[].status",
+        );
+        refuse(&|r| r.totals.queue_timeouts = 2, "totals.queue_timeouts");
+        // A warm-up interval is the warm-up's: not in the sum.
+        let mut warm = run.clone();
+        let mut extra = warm.intervals[0].clone();
+        extra.warmup = true;
+        warm.intervals.insert(0, extra);
+        assert!(RunFile::from_json(&warm.to_json()).is_ok());
+        // Files written before the ledger (schema v1, v2) are read as they were.
+        let mut old = run.clone();
+        old.schema_version = 2;
+        old.totals.sent = 0;
+        assert!(RunFile::from_json(&old.to_json()).is_ok());
     }
 
     /// A change that fell is negative, and so is the low end of its interval: such checks

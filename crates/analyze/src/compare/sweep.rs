@@ -25,10 +25,16 @@ pub struct Bracket {
 }
 
 impl Bracket {
+    /// A sweep's bracket. Only a sweep that ended on the SLO (or ran every rate) bounds its
+    /// capacity from above: one stopped because its load was not applied (vload's threads,
+    /// a busy machine, the connection cap) or interrupted knows only a lower bound, whatever
+    /// step missed before (see #30: two client-bound sweeps of one server were told apart
+    /// by "700% to 1151%").
     fn of(sweep: &SweepRecord) -> Bracket {
+        let clean = matches!(sweep.verdict.stopped_by.as_str(), "slo" | "rates");
         Bracket {
             met_per_s: sweep.verdict.max_rate_per_s.unwrap_or(0.0),
-            missed_per_s: sweep.verdict.first_failing_per_s,
+            missed_per_s: sweep.verdict.first_failing_per_s.filter(|_| clean),
         }
     }
 
@@ -218,7 +224,7 @@ fn group_verdict(
     let bound = sa
         .iter()
         .chain(sb)
-        .filter(|s| s.verdict.stopped_by == "client")
+        .filter(|s| !matches!(s.verdict.stopped_by.as_str(), "slo" | "rates"))
         .count();
     let mut text = format!(
         "capacity at the SLO, median {name_a} {} against {name_b} {}: B vs A {delta}, {} ({} sweeps against {})",
@@ -230,7 +236,7 @@ fn group_verdict(
     );
     if bound > 0 {
         text.push_str(&format!(
-            "; {bound} sweep(s) stopped client-bound: their capacity is only a lower bound"
+            "; {bound} sweep(s) stopped before a verdict on the server (client-bound, a busy machine, the connection cap, or interrupted): their capacity is only a lower bound"
         ));
     }
     text
@@ -293,13 +299,20 @@ fn verdict(
     margin: Option<(f64, Option<f64>)>,
 ) -> String {
     let client = |name: &str, s: &SweepRecord| {
-        (s.verdict.stopped_by == "client").then(|| match s.verdict.max_rate_per_s {
+        let why = match s.verdict.stopped_by.as_str() {
+            "slo" | "rates" => return None,
+            "client" => "client-bound",
+            "machine" => "on a busy machine",
+            "connection_cap" => "at the connection cap",
+            _ => "interrupted",
+        };
+        Some(match s.verdict.max_rate_per_s {
             Some(met) if met > 0.0 => format!(
-                "{name}'s sweep stopped client-bound, so its capacity is only known to be at least {}",
+                "{name}'s sweep stopped {why}, so its capacity is only known to be at least {}",
                 rate(met)
             ),
             _ => format!(
-                "{name}'s sweep stopped client-bound before any step met the SLO: its capacity is unknown (give vload cores of its own, or more threads)"
+                "{name}'s sweep stopped {why} before any step met the SLO: its capacity is unknown"
             ),
         })
     };

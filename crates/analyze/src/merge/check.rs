@@ -21,7 +21,32 @@ fn plan_fields(run: &RunFile) -> Vec<(&'static str, String)> {
         ("warmup_s", p.warmup_s.to_string()),
         ("timeout_s", p.timeout_s.to_string()),
         ("histogram", format!("{:?}", p.histogram)),
+        // Two servers' numbers in one report would describe neither.
+        (
+            "server_address",
+            p.server_address.clone().unwrap_or_else(|| p.target.clone()),
+        ),
+        ("expect_status", p.expected_text()),
     ]
+}
+
+/// Refuses the same run twice (one file given twice, or a copy): every request would be
+/// counted twice. Not even `--force` merges it.
+///
+/// # Errors
+/// [`MergeError::SameRun`] naming both files.
+pub fn check_distinct(runs: &[(String, RunFile)]) -> Result<(), MergeError> {
+    let mut seen: BTreeMap<&str, &String> = BTreeMap::new();
+    for (name, run) in runs {
+        if let Some(first) = seen.insert(&run.run_id, name) {
+            return Err(MergeError::SameRun {
+                run_id: run.run_id.clone(),
+                file_a: first.clone(),
+                file_b: name.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks that every run planned the same attack as the first.

@@ -35,13 +35,25 @@ pub enum MergeError {
     /// The shards do not make one whole attack.
     #[error("{0} (--force merges what is there)")]
     Shards(String),
+    /// One run given twice.
+    #[error(
+        "'{file_a}' and '{file_b}' are the same run ({run_id}): merging it with itself would count every request twice"
+    )]
+    SameRun {
+        /// The run id both carry.
+        run_id: String,
+        /// The first file.
+        file_a: String,
+        /// The other file.
+        file_b: String,
+    },
 }
 
 mod check;
 mod stages;
 
 pub(crate) use check::epoch_ms;
-pub use check::{check_plans, check_shards};
+pub use check::{check_distinct, check_plans, check_shards};
 use stages::merge_stages;
 
 /// A histogram and the moments of the same values, being added up.
@@ -102,6 +114,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     if runs.len() == 1 {
         return Ok(first.clone());
     }
+    check_distinct(runs)?;
     let starts: Vec<i64> = runs
         .iter()
         .map(|(_, r)| epoch_ms(&r.started_at).unwrap_or(0))
@@ -133,7 +146,16 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     sums.finish(&mut out)?;
     out.client_health = merge_health(runs);
     out.interrupted = runs.iter().any(|(_, r)| r.interrupted);
-    out.run_id = format!("merge-of-{}", runs.len());
+    out.run_id = merged_id(runs);
+    out.plan.server_address = Some(
+        distinct(runs.iter().map(|(_, r)| {
+            r.plan
+                .server_address
+                .clone()
+                .unwrap_or_else(|| r.plan.target.clone())
+        }))
+        .join(", "),
+    );
     out.started_at = runs
         .iter()
         .zip(&starts)
@@ -262,6 +284,18 @@ impl Sums {
     }
 }
 
+/// The merge's own run id, from its inputs' (FNV-1a over the sorted ids): two merges of
+/// different runs never share one, and a merge merged again is told from its parts.
+fn merged_id(runs: &[(String, RunFile)]) -> String {
+    let mut ids: Vec<&str> = runs.iter().map(|(_, r)| r.run_id.as_str()).collect();
+    ids.sort_unstable();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in ids.join("\n").bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("merge-of-{}-{hash:016x}", runs.len())
+}
+
 fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for item in items {
@@ -286,6 +320,9 @@ fn zero_totals() -> vload_schema::Totals {
         backlog: 0,
         out_of_range: 0,
         unsent: 0,
+        unfinished: 0,
+        stray_closes: 0,
+        queue_timeouts: 0,
         queued: 0,
     }
 }
@@ -320,6 +357,9 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
     add(&mut into.backlog, t.backlog);
     add(&mut into.out_of_range, t.out_of_range);
     add(&mut into.unsent, t.unsent);
+    add(&mut into.unfinished, t.unfinished);
+    add(&mut into.stray_closes, t.stray_closes);
+    add(&mut into.queue_timeouts, t.queue_timeouts);
     add(&mut into.queued, t.queued);
 }
 
@@ -355,6 +395,8 @@ fn add_interval(
             add(&mut into.connections_opened, interval.connections_opened);
             add(&mut into.in_flight, interval.in_flight);
             add(&mut into.unsent, interval.unsent);
+            add(&mut into.unfinished, interval.unfinished);
+            add(&mut into.stray_closes, interval.stray_closes);
             add(&mut into.hits, interval.hits);
             add(&mut into.misses, interval.misses);
             into.server_cpu_s = None;
@@ -372,6 +414,10 @@ fn merge_health(runs: &[(String, RunFile)]) -> ClientHealth {
         cpu_s: hs.iter().map(|h| h.cpu_s).sum(),
         cpu_util: max(|h| h.cpu_util),
         max_thread_busy: max(|h| h.max_thread_busy),
+        peak_connections: hs
+            .iter()
+            .filter_map(|h| h.peak_connections)
+            .reduce(u64::saturating_add),
         dispatch_lag_p99_ns: max_opt(|h| h.dispatch_lag_p99_ns),
         late_sends: hs.iter().fold(0, |n, h| n.saturating_add(h.late_sends)),
         hiccup_p99_ns: max_opt(|h| h.hiccup_p99_ns),

@@ -77,7 +77,7 @@ fn differing_plans_are_refused_naming_the_field_and_files() {
 fn shards_of_a_rate_plan_add_up_stage_by_stage() {
     let shard = |seed: u64| {
         let mut run = synthetic("shard", 4, 100, 1e5, seed);
-        let stage = |i: u32| vload_analyze::sweep::step_record(&run, i, f64::from(i) * 2.0);
+        let stage = |i: u32| vload_analyze::sweep::step_record(&run, i, f64::from(i) * 2.0, &[]);
         run.stages = vec![stage(0), stage(1)];
         run
     };

@@ -33,14 +33,32 @@ pub(crate) struct AttackArgs {
 impl AttackArgs {
     /// Validates the flags and builds the plan against `url`.
     pub(crate) fn plan(&self, url: &str) -> anyhow::Result<AttackPlan> {
+        // Credentials in the URL become a Basic Authorization header, as curl sends them,
+        // never part of the Host header (nor, unredacted, of the run file).
+        let (userinfo, url) = match vload_engine::url::take_userinfo(url) {
+            Some((userinfo, stripped)) => (Some(userinfo), stripped),
+            None => (None, url.to_owned()),
+        };
+        let url = url.as_str();
         let uri = parse_url(url)?;
         let tls = self.tls(&uri)?;
         let (connect_to, connect_to_set) = self.connect_address(&uri)?;
         let random_pick = self.targets.pick == PickArg::Random;
         let load = self.load.load(random_pick)?;
         let (timeout, connect_timeout) = self.connection.timeouts()?;
+        let mut request = self.request.request(uri)?;
+        if let Some(userinfo) = userinfo
+            && !request.headers.contains_key(http::header::AUTHORIZATION)
+        {
+            let value = vload_engine::url::basic_authorization(&userinfo);
+            request.headers.insert(
+                http::header::AUTHORIZATION,
+                http::HeaderValue::from_str(&value)
+                    .context("the URL's credentials are not a valid header")?,
+            );
+        }
         let mut plan = AttackPlan::new(
-            self.request.request(uri)?,
+            request,
             connect_to,
             load,
             self.load.stop(self.targets.passes)?,
@@ -58,6 +76,7 @@ impl AttackArgs {
         plan.tls = tls;
         plan.shard = self.load.shard;
         plan.start_at = self.load.start_at;
+        plan.expect_status = self.output.expect_status.clone().0;
         check_start(self.load.start_at, self.load.shard.is_some())?;
         Ok(plan)
     }
@@ -139,7 +158,8 @@ pub(crate) fn parse_url(url: &str) -> anyhow::Result<Uri> {
     if !url.contains("://") {
         bail!("invalid URL '{url}': no scheme: expected http://{url}");
     }
-    let uri: Uri = url.parse().map_err(|e| {
+    let encoded = vload_engine::url::encode_url(url);
+    let uri: Uri = encoded.parse().map_err(|e| {
         anyhow::anyhow!("invalid URL '{url}': {e}: expected http://host[:port]/path")
     })?;
     match uri.scheme_str() {
@@ -356,6 +376,39 @@ mod tests {
             plan.connect_to,
             "127.0.0.1:9".parse::<SocketAddr>().unwrap()
         );
+    }
+
+    /// See #30: credentials in the URL went into the Host header of every request.
+    #[test]
+    fn credentials_in_the_url_are_basic_auth_not_host() {
+        let url = "http://user:s%40cret@127.0.0.1:9/a";
+        let plan = args(&[]).plan(url).unwrap();
+        let h = &plan.request.headers;
+        assert_eq!(h["host"], "127.0.0.1:9");
+        assert_eq!(h["authorization"], "Basic dXNlcjpzQGNyZXQ=");
+        assert_eq!(plan.request.url.to_string(), "http://127.0.0.1:9/a");
+        // A header given by hand wins.
+        let plan = args(&["-H", "Authorization: Bearer t"]).plan(url).unwrap();
+        assert_eq!(plan.request.headers["authorization"], "Bearer t");
+    }
+
+    #[test]
+    fn expected_statuses_parse_as_ranges() {
+        let r = |from, to| vload_schema::StatusRange { from, to };
+        let plan = |e: &str| {
+            args(&["--expect-status", e])
+                .plan(URL)
+                .unwrap()
+                .expect_status
+        };
+        assert_eq!(plan("2xx,3xx"), [r(200, 399)]);
+        assert_eq!(plan("200,204,304"), [r(200, 200), r(204, 204), r(304, 304)]);
+        assert_eq!(plan("200-299,404"), [r(200, 299), r(404, 404)]);
+        assert_eq!(args(&[]).plan(URL).unwrap().expect_status, [r(200, 399)]);
+        for bad in ["2xx,9xx", "99", "300-200", "ok"] {
+            let argv = ["vload", "attack", "--expect-status", bad, URL];
+            assert!(Cli::try_parse_from(argv).is_err(), "{bad}");
+        }
     }
 
     #[test]

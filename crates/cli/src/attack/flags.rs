@@ -298,12 +298,7 @@ pub(crate) struct RequestArgs {
 impl RequestArgs {
     /// The request against `url`: Host from the URL unless given, the body, its type.
     pub(crate) fn request(&self, url: Uri) -> anyhow::Result<RequestTemplate> {
-        let method = Method::from_bytes(self.method.as_bytes()).map_err(|_| {
-            anyhow::anyhow!(
-                "invalid method '{}' for -m/--method: expected a token like GET or POST",
-                self.method
-            )
-        })?;
+        let method = method(&self.method)?;
         let mut headers = HeaderMap::new();
         let authority = url.authority().context("the URL names no host")?.as_str();
         headers.insert(
@@ -337,6 +332,21 @@ impl RequestArgs {
             body,
         })
     }
+}
+
+/// A request method: a token (RFC 9110) with a letter in it. h2load's `-m 10` (streams per
+/// connection) would otherwise be sent as the method "10".
+pub(crate) fn method(text: &str) -> anyhow::Result<Method> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        bail!(
+            "invalid method '{text}' for -m/--method: a method is a word like GET or POST; h2load's -m {text} (streams per connection) is --http2 --streams {text} here"
+        );
+    }
+    Method::from_bytes(text.as_bytes()).map_err(|_| {
+        anyhow::anyhow!(
+            "invalid method '{text}' for -m/--method: expected a token like GET or POST"
+        )
+    })
 }
 
 /// Where requests come from, besides the URL.
@@ -478,9 +488,9 @@ pub(crate) struct ConnectionArgs {
     /// HTTP/2 streams in flight on each connection (default: 1).
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
-    /// HTTP/1.1 client: vload's lean one, or hyper's for comparison.
-    #[arg(long, value_name = "lean|hyper", value_parser = parse::client, default_value = "lean")]
-    pub(crate) http1_client: Client,
+    /// HTTP/1.1 client: vload's lean one (default), or hyper's for comparison.
+    #[arg(long, value_name = "lean|hyper", value_parser = parse::client)]
+    pub(crate) http1_client: Option<Client>,
     /// HTTP/2 client: vload's lean one (default), or hyper's for comparison.
     #[arg(long, value_name = "lean|hyper", value_parser = parse::client)]
     pub(crate) http2_client: Option<Client>,
@@ -510,6 +520,11 @@ impl ConnectionArgs {
             (false, None) if self.http2_client.is_some() => {
                 bail!("--http2-client picks the HTTP/2 client: add --http2")
             }
+            _ if self.http2 && self.http1_client.is_some() => {
+                bail!(
+                    "--http1-client picks the HTTP/1.1 client, but --http2 speaks HTTP/2: use --http2-client lean|hyper"
+                )
+            }
             (_, Some(n)) if n > MAX_STREAMS => bail!(
                 "--streams {n} is more than any HTTP/2 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
             ),
@@ -529,7 +544,7 @@ impl ConnectionArgs {
             }
         } else {
             Protocol::Http1 {
-                client: self.http1_client,
+                client: self.http1_client.unwrap_or_default(),
             }
         })
     }
@@ -575,11 +590,19 @@ pub(crate) struct OutputArgs {
     /// responses/s); one line per breach after the report (default: none).
     #[arg(long, value_name = "TERMS", value_parser = crate::parse::fail_if)]
     pub(crate) fail_if: Option<FailIf>,
+    /// The statuses that count as success, e.g. 2xx, 200,204 or 200-299: the success
+    /// ratio, errors, --fail-if and the exit code go by them (default: 2xx,3xx).
+    #[arg(long, value_name = "LIST", value_parser = crate::parse::expect_status, default_value = "2xx,3xx")]
+    pub(crate) expect_status: ExpectStatus,
 }
 
 /// `--fail-if` terms.
 #[derive(Debug, Clone)]
 pub(crate) struct FailIf(pub(crate) Vec<vload_analyze::thresholds::Threshold>);
+
+/// `--expect-status`: the statuses that count as success.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExpectStatus(pub(crate) Vec<vload_schema::StatusRange>);
 
 /// The server's own account of the run.
 #[derive(Debug, Clone, clap::Args)]

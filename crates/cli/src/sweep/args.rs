@@ -54,12 +54,14 @@ pub(crate) struct SweepFlags {
     /// Rates of the steps: FROM..TO/STEP (1k..20k/1k) or a list (1k,2k,5k,10k).
     #[arg(long, value_parser = rates_arg)]
     pub(crate) rates: Rates,
-    /// The objective each step must meet: p50, p90, p99 or p99.9 of the response time (from
-    /// the intended send) below a limit, and errors (failed, never sent, or 5xx) below a
-    /// share, e.g. 'p99<10ms,errors<0.1%'.
+    /// The objective each step must meet, in a steady state: p50, p90, p99 or p99.9 of the
+    /// response time (from the intended send) below a limit, and errors (requests due
+    /// without an expected status: failed, never sent, or another status) below a share,
+    /// e.g. 'p99<10ms,errors<0.1%'.
     #[arg(long, value_parser = slo_arg)]
     pub(crate) slo: Slo,
-    /// Measured length of each step.
+    /// Measured length of each step (5s at least: a shorter one is lengthened, since the
+    /// steady-state test needs 5 measured seconds).
     #[arg(long, value_parser = parse::duration, default_value = "10s")]
     pub(crate) stage: Duration,
     /// Warm-up before each step, at its rate, left out of its results.
@@ -69,9 +71,10 @@ pub(crate) struct SweepFlags {
     /// to within 2% (default: stop at the first miss).
     #[arg(long)]
     pub(crate) find_max: bool,
-    /// Run a step that missed the SLO again up to N times; it counts as missed only if every
-    /// run misses, so one pause of a busy machine is not taken for the server's limit. A step
-    /// whose throughput fell behind its rate is not run again: the server did not carry it.
+    /// Run a step again up to N times when the machine, not the server, may have caused its
+    /// miss (its health names the machine) or kept its load from being applied; with
+    /// --find-max, run the answer again to confirm it (a miss overturns it). A miss with no
+    /// sign of the machine, or whose throughput fell behind its rate, counts at once.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub(crate) retries: u32,
     /// Spacing of requests within a step.
@@ -151,10 +154,12 @@ impl SweepArgs {
         })
     }
 
-    /// How long the step at `rate` is measured: --stage, or longer when a slow step would
-    /// not send enough requests to measure the SLO's quantiles (p99 needs 1,000).
+    /// How long the step at `rate` is measured: --stage, or longer when a step would be too
+    /// short to show whether it was steady (5 seconds) or a slow step would not send enough
+    /// requests to measure the SLO's quantiles (p99 needs 1,000).
     pub(crate) fn stage_for(&self, rate: f64) -> Duration {
-        let stage = self.sweep.stage;
+        let steady = Duration::from_secs(vload_analyze::selfcheck::STEADY_SECONDS as u64);
+        let stage = self.sweep.stage.max(steady);
         match self.needed() {
             Some((_, n)) if rate > 0.0 && (n as f64 / rate) > stage.as_secs_f64() => {
                 Duration::from_secs((n as f64 / rate).ceil() as u64)
@@ -197,6 +202,7 @@ impl SweepArgs {
                 hlog: None,
                 no_progress: self.output.no_progress,
                 fail_if: None,
+                expect_status: self.output.expect_status.clone(),
             },
             server: self.server.clone(),
         }

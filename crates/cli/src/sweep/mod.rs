@@ -28,6 +28,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let mut search = Search::new(planned.clone(), s.find_max, args.floor()).with_retries(s.retries);
     let mut runs: Vec<(String, RunFile)> = Vec::new();
     let mut judged: Vec<Judged> = Vec::new();
+    let mut failed = None;
     while let Some(step_rate) = search.next() {
         let step = args.step(step_rate, false);
         let plan = session.plan(&step)?;
@@ -37,7 +38,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         let n = runs.len() + 1;
         let stage = args.stage_for(step_rate);
         let longer = if stage > s.stage {
-            " (longer than --stage, to measure the SLO's quantiles)"
+            " (longer than --stage, to tell whether it is steady and to measure the SLO's quantiles)"
         } else {
             ""
         };
@@ -48,26 +49,38 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             humantime::format_duration(s.warmup)
         );
         let run = session.attack(&step, plan)?;
-        // Nothing answered the first step: a wrong URL or a server that is down, not a
-        // capacity. A server that stops answering later is a step that missed the SLO.
-        if runs.is_empty()
-            && let Some(error) = crate::no_response(&run)
-        {
-            return Err(error.context(format!("step {n} at {}", rate(step_rate))));
-        }
         // Placed on the sweep's clock once every step has run.
-        let record = step_record(&run, (n - 1) as u32, 0.0);
-        let outcome = judge(&s.slo.0, &record, run.interrupted).context("judging a step")?;
+        let record = step_record(&run, (n - 1) as u32, 0.0, &s.slo.0);
+        // Nothing succeeded in the first step: a wrong URL or a server that is down, not a
+        // capacity (a server that stops answering later is a step that missed the SLO). The
+        // step's run is still reported and written, as an attack's would be.
+        if runs.is_empty()
+            && let Some(error) = crate::no_success(&run)
+        {
+            failed = Some(error.context(format!("step {n} at {}", rate(step_rate))));
+            let outcome = StepOutcome::Missed(Vec::new());
+            runs.push((format!("step {n} at {}", rate(step_rate)), run));
+            judged.push((step_rate, record, outcome));
+            break;
+        }
+        let outcome =
+            judge(&s.slo.0, &record, run.interrupted, &run.plan).context("judging a step")?;
         crate::paint::say!(
             "vload: step {n}: {}",
             step_line(step_rate, &record, &outcome)
         );
+        let met = matches!(outcome, StepOutcome::Met(_));
         search.record(step_rate, &outcome, repeatable(step_rate, &record));
-        if search.next() == Some(step_rate) {
-            crate::paint::say!(
-                "vload: step {n} missed the SLO: running {} again, since one pause of a busy machine can push a tail past it (--retries)",
+        match search.next() {
+            Some(next) if next == step_rate && !met => crate::paint::say!(
+                "vload: step {n}: the machine, not the server, may be the cause (see its health): running {} again (--retries)",
                 rate(step_rate)
-            );
+            ),
+            Some(next) if search.max_rate() == Some(next) => crate::paint::say!(
+                "vload: confirming the answer: running {} again; a miss there overturns it (--retries)",
+                rate(next)
+            ),
+            _ => {}
         }
         runs.push((format!("step {n} at {}", rate(step_rate)), run));
         judged.push((step_rate, record, outcome));
@@ -89,7 +102,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         .collect();
     let mut file = assemble(&runs, stages, record).context("assembling the sweep's file")?;
     file.interrupted = session.signal().is_some();
-    crate::report_and_save(&file, session.output.as_ref(), session.signal())
+    let balanced = crate::ledger_balances(&file);
+    let code = crate::report_and_save(&file, session.output.as_ref(), session.signal())?;
+    if let Some(error) = failed {
+        return Err(error);
+    }
+    Ok(if balanced { code } else { ExitCode::from(2) })
 }
 
 /// `2,000.0/s: met: p99 4.10 ms (limit 10.00 ms), throughput 1,999.8/s`.
@@ -100,7 +118,17 @@ fn step_line(step_rate: f64, record: &StageRecord, outcome: &StepOutcome) -> Str
             .map(vload_analyze::slo::TermOutcome::text)
             .collect::<Vec<_>>()
             .join(", "),
-        StepOutcome::ClientBound(why) => why.clone(),
+        StepOutcome::Unsteady(terms, why) => format!(
+            "{}, but {why}",
+            terms
+                .iter()
+                .map(vload_analyze::slo::TermOutcome::text)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        StepOutcome::ClientBound(why)
+        | StepOutcome::MachineBusy(why)
+        | StepOutcome::Capped(why) => why.clone(),
         StepOutcome::Interrupted => "the sweep stops here".to_owned(),
     };
     let p99 = record

@@ -205,3 +205,80 @@ fn bad_run_files_are_one_clear_error() {
         stderr(&o)
     );
 }
+
+/// See #30: `vload report a.json a.json` doubled every figure silently, and two runs against
+/// two servers merged into a report naming only the first.
+#[test]
+fn report_refuses_a_run_twice_and_two_servers_silently() {
+    let dir = Scratch::new("merge-refusals");
+    let (a, b) = (dir.path("a.json"), dir.path("b.json"));
+    {
+        let _turn = serial();
+        let (one, two) = (origin(), origin());
+        for (path, origin) in [(&a, &one), (&b, &two)] {
+            run(
+                vload()
+                    .args(["attack", "-n", "20", "-c", "1", "--no-progress", "-o"])
+                    .arg(path)
+                    .arg(origin.url()),
+                0,
+            );
+        }
+    }
+    let copy = dir.path("copy.json");
+    std::fs::copy(&a, &copy).unwrap();
+    for second in [&a, &copy] {
+        let o = run(vload().arg("report").arg(&a).arg(second), 2);
+        assert!(stderr(&o).contains("are the same run"), "{}", stderr(&o));
+    }
+    let run_a = read_run(&a);
+    let run_b = read_run(&b);
+    let (sa, sb) = (
+        run_a.plan.server_address.unwrap(),
+        run_b.plan.server_address.unwrap(),
+    );
+    let o = run(vload().arg("report").arg(&a).arg(&b), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("server_address") && err.contains(&sa) && err.contains(&sb),
+        "{err}"
+    );
+    // Merged on purpose, the report names both servers.
+    let o = run(vload().args(["report", "--force"]).arg(&a).arg(&b), 0);
+    let text = stdout(&o);
+    assert!(text.contains(&sa) && text.contains(&sb), "{text}");
+}
+
+/// See #30: a sweep whose first step got no response exited 2 without a run file; an
+/// attack writes one.
+#[test]
+fn a_sweep_that_finds_nothing_still_writes_its_file() {
+    let dir = Scratch::new("sweep-nothing");
+    let file = dir.path("sweep.json");
+    let refused = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let _turn = serial();
+    let o = run(
+        vload()
+            .args(["sweep", &format!("http://{refused}/"), "--rates", "100,200"])
+            .args(["--stage", "1s", "--warmup", "0s", "--slo", "p99<1s"])
+            .args(["--no-progress", "-o"])
+            .arg(&file),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("no request got a response"),
+        "{}",
+        stderr(&o)
+    );
+    let swept = read_run(&file);
+    assert_eq!(swept.stages.len(), 1, "the one step that ran");
+    assert!(
+        swept
+            .totals
+            .errors
+            .contains_key(&vload_schema::ErrorKind::ConnectRefused)
+    );
+}

@@ -137,3 +137,92 @@ fn rate_plans_refuse_what_contradicts_them() {
         "stage 2: '2k' has no duration",
     );
 }
+
+/// See #30: input other tools' users type that was silently misread.
+#[test]
+fn other_tools_spellings_are_never_silently_misread() {
+    let dir = Scratch::new("misread");
+    for (args, says) in [
+        // h2load's -m is streams per connection: it was sent as the method "10".
+        (
+            vec!["attack", "-m", "10", "http://127.0.0.1:9/"],
+            "--http2 --streams 10",
+        ),
+        // vegeta's single-dash long flags: -output=x.bin wrote a run file named utput=x.bin.
+        (
+            vec!["attack", "-output=x.bin", "http://127.0.0.1:9/"],
+            "-o/--output",
+        ),
+        (
+            vec!["attack", "-header=X-A:1", "http://127.0.0.1:9/"],
+            "-H/--header",
+        ),
+        (
+            vec!["attack", "-targets=t.http", "http://127.0.0.1:9/"],
+            "--targets",
+        ),
+        (
+            vec!["attack", "-max-workers=4", "http://127.0.0.1:9/"],
+            "--max-connections",
+        ),
+        (
+            vec!["attack", "-foo=1", "http://127.0.0.1:9/"],
+            "two dashes",
+        ),
+        // An HTTP/1.1 client for an HTTP/2 attack was accepted and ignored.
+        (
+            vec![
+                "attack",
+                "--http2",
+                "--http1-client",
+                "hyper",
+                "http://127.0.0.1:9/",
+            ],
+            "--http2-client",
+        ),
+    ] {
+        let o = run(vload().current_dir(&dir.0).args(&args), 2);
+        let err = stderr(&o);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(
+        std::fs::read_dir(&dir.0).unwrap().next().is_none(),
+        "nothing was written"
+    );
+}
+
+/// See #30: `http://user:secret@host/` sent `host: user:secret@host` on every request and
+/// stored the password twice in the run file; a non-ASCII path went on the wire raw.
+#[test]
+fn credentials_in_a_url_become_basic_auth_and_never_reach_the_run_file() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("userinfo");
+    let out = dir.path("run.json");
+    let port = origin.addr().port();
+    let url = format!("http://user:s%40cret@127.0.0.1:{port}/café");
+    let o = run(
+        vload()
+            .args(["attack", "-n", "3", "-c", "1", "--no-progress", "-o"])
+            .arg(&out)
+            .arg(&url),
+        0,
+    );
+    let stats = origin.stats();
+    assert_eq!(
+        stats.requests_by_path.get("/caf%C3%A9"),
+        Some(&3),
+        "{stats:?}"
+    );
+    let host = format!("127.0.0.1:{port}");
+    assert_eq!(stats.requests_by_host.get(&host), Some(&3), "{stats:?}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("cret") && !text.contains("user:"), "{text}");
+    assert!(
+        text.contains("Basic (redacted)"),
+        "the header is named, its value not"
+    );
+    let said = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!said.contains("cret"), "{said}");
+}

@@ -330,3 +330,91 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
         "{plain}"
     );
 }
+
+/// See #30: `--fail-if 'errors>1%'` on a run of 404s said "thresholds held" and exited 0.
+/// Success is what `--expect-status` names (2xx and 3xx by default), and every figure and
+/// the exit code go by it.
+#[test]
+fn a_gate_fails_a_run_that_did_not_succeed() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("gate");
+    let url = format!("{}?status=404", origin.url());
+    // Nothing succeeded: an error (exit 2), the report and run file kept.
+    let out = dir.path("404.json");
+    let o = run(
+        vload()
+            .args(["attack", "-n", "300", "-c", "2", "--no-progress"])
+            .args(["--fail-if", "errors>1%", "-o"])
+            .arg(&out)
+            .arg(&url),
+        2,
+    );
+    let err = stderr(&o);
+    assert!(err.contains("no request succeeded"), "{err}");
+    assert!(
+        err.contains("300 x 404") && err.contains("--expect-status"),
+        "{err}"
+    );
+    assert!(!err.contains("thresholds held"), "{err}");
+    assert!(stdout(&o).contains("0.00%, 2xx-3xx"), "{}", stdout(&o));
+    assert!(out.exists());
+    // The same statuses expected: a success, and the gate holds.
+    let o = run(
+        vload()
+            .args(["attack", "-n", "300", "-c", "2", "--no-progress"])
+            .args(["--expect-status", "404", "--fail-if", "errors>1%"])
+            .arg(&url),
+        0,
+    );
+    assert!(stderr(&o).contains("thresholds held"), "{}", stderr(&o));
+    // One request in ten a 404: errors>1% is crossed (exit 1), errors>20% holds.
+    let urls = dir.path("urls.txt");
+    let list = "/\n".repeat(9) + "/?status=404\n";
+    std::fs::write(&urls, list).unwrap();
+    for (gate, code) in [("errors>1%", 1), ("errors>20%", 0)] {
+        let o = run(
+            vload()
+                .args(["attack", "-n", "100", "-c", "1", "-t", "1", "--no-progress"])
+                .args(["--fail-if", gate, "--urls"])
+                .arg(&urls)
+                .arg(origin.url()),
+            code,
+        );
+        if code == 1 {
+            let err = stderr(&o);
+            assert!(err.contains("errors 10.00% > 1.00%"), "{err}");
+        }
+    }
+}
+
+/// See #30: `--fail-if` takes fail conditions and `sweep --slo` pass conditions, and
+/// `--fail-if 'p99<10s'` exited 0 on a run whose p99 was 31 s. Each refuses the form that
+/// reads the other way, saying which sense it has.
+#[test]
+fn a_threshold_that_reads_the_other_way_is_refused() {
+    for (args, says) in [
+        (
+            vec!["attack", "--fail-if", "p99<10s", "http://127.0.0.1:9/"],
+            "write p99>10s",
+        ),
+        (
+            vec!["attack", "--fail-if", "rate>9000", "http://127.0.0.1:9/"],
+            "write rate<9000",
+        ),
+        (
+            vec![
+                "sweep",
+                "--rates",
+                "1k",
+                "--slo",
+                "p99>10ms",
+                "http://127.0.0.1:9/",
+            ],
+            "write p99<10ms",
+        ),
+    ] {
+        let o = run(vload().args(&args), 2);
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -30,7 +30,7 @@ fn find_max_lands_within_ten_percent_of_a_known_capacity() {
                 "--rates",
                 "300,500",
                 "--stage",
-                "2s",
+                "5s",
             ])
             .args([
                 "--warmup",
@@ -48,8 +48,9 @@ fn find_max_lands_within_ten_percent_of_a_known_capacity() {
     let v = &sweep.verdict;
     assert_eq!(v.stopped_by, "slo", "{v:?}\n{}", stderr(&out));
     let max = v.max_rate_per_s.expect("a rate met the SLO");
+    // See #30: never above the truth (the slots run on a virtual clock: exactly 400/s).
     assert!(
-        (360.0..=440.0).contains(&max),
+        (360.0..=400.0).contains(&max),
         "capacity 400/s, found {max}: {}",
         v.summary
     );
@@ -61,8 +62,11 @@ fn find_max_lands_within_ten_percent_of_a_known_capacity() {
         .iter()
         .find(|s| s.from_rate_per_s == fail)
         .expect("the failing step is recorded");
-    let outcome = judge(&sweep.slo, failing, false).unwrap();
-    assert!(matches!(outcome, StepOutcome::Missed(_)), "{outcome:?}");
+    let outcome = judge(&sweep.slo, failing, false, &sweep_file.plan).unwrap();
+    assert!(
+        matches!(outcome, StepOutcome::Missed(_) | StepOutcome::Unsteady(..)),
+        "{outcome:?}"
+    );
     // Each step is a stage with its own health; the report says the answer.
     assert!(sweep_file.stages.iter().all(|s| s.client_health.is_some()));
     assert!(sweep_file.stages.len() >= 3, "bisection ran");
@@ -93,16 +97,22 @@ fn a_client_bound_sweep_says_the_client_was_the_limit() {
         0,
     );
     let v = read_run(&file).sweep.unwrap().verdict;
-    assert_eq!(v.stopped_by, "client", "{v:?}");
-    assert_eq!(v.max_rate_per_s, Some(1_000.0));
+    // vload's thread saturated, starved on a loaded machine, or its 100 connections all
+    // busy: whichever the step's health proves, the load was not applied, and the sweep
+    // says so instead of a verdict on the server.
+    let word = match v.stopped_by.as_str() {
+        "client" => "client-bound",
+        "machine" => "machine-busy",
+        "connection_cap" => "connection-capped",
+        other => panic!("stopped by {other}: {v:?}"),
+    };
     assert_eq!(v.first_failing_per_s, None, "no verdict on the server");
     assert!(
-        v.summary
-            .contains("vload itself was the bottleneck at 300,000.0/s"),
+        v.summary.contains("at 300,000.0/s") && v.summary.contains("without a verdict"),
         "{}",
         v.summary
     );
-    assert!(stdout(&out).contains("client-bound"));
+    assert!(stdout(&out).contains(word), "{}", stdout(&out));
 }
 
 #[test]
@@ -118,7 +128,7 @@ fn an_interrupted_sweep_still_writes_its_file() {
             "--rates",
             "1k,2k,3k",
             "--stage",
-            "2s",
+            "5s",
         ])
         .args(["--warmup", "0s", "--slo", "p90<1s", "--no-progress", "-o"])
         .arg(&file)
@@ -126,7 +136,8 @@ fn an_interrupted_sweep_still_writes_its_file() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(3_000));
+    // In the second step: the first is 5 s long.
+    std::thread::sleep(Duration::from_millis(7_500));
     signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
@@ -145,7 +156,7 @@ fn bad_sweeps_are_refused_in_one_line() {
             vec!["--rates", "5k..1k/1k", "--slo", "p99<1ms"],
             "runs downwards",
         ),
-        (vec!["--rates", "1k", "--slo", "p99>1ms"], "has no '<'"),
+        (vec!["--rates", "1k", "--slo", "p99>1ms"], "write p99<1ms"),
         (
             vec!["--rates", "1k", "--slo", "p99<1ms", "--hlog", "x.hlog"],
             "drop it",
@@ -182,7 +193,7 @@ fn compare_of_two_sweeps_names_the_server_that_holds_more() {
         run(
             vload()
                 .args(["sweep", &origin.url(), "--rates", "300,500,700,900"])
-                .args(["--stage", "2s", "--warmup", "1s", "--slo", "p90<40ms"])
+                .args(["--stage", "5s", "--warmup", "1s", "--slo", "p90<40ms"])
                 .args(["-t", "1", "--no-progress", "--label", name, "-o"])
                 .arg(dir.path(&format!("{name}.json"))),
             0,

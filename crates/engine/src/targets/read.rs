@@ -171,7 +171,10 @@ fn empty_target(authority: Option<Authority>, https: Option<bool>, path: PathAnd
 
 /// A path (`/a?b`) or an absolute `http://` URL.
 fn parse_url(text: &str) -> Result<Target, String> {
+    // A path typed with non-ASCII characters or spaces goes out encoded, as curl sends it.
+    let text = &*crate::url::encode_url(text);
     if text.starts_with('/') {
+        let text = &*crate::url::encode_target(text);
         let path = text
             .parse::<PathAndQuery>()
             .map_err(|e| format!("invalid path '{text}': {e}"))?;

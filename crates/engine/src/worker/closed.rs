@@ -2,28 +2,25 @@
 //! one ends, within a budget when the attack counts its requests.
 
 use std::cell::Cell;
+use std::time::Instant;
 
 use super::job::Job;
 
 /// A budget of requests, if the attack counts them.
 pub(super) struct Closed {
     budget: Cell<Option<u64>>,
-    /// The time every closed-loop job carries: a closed loop has no intended send (its
-    /// latency is service time from the write), so no clock is read for one (a third of
-    /// the per-request clock reads, measured in a perf profile).
-    issued: std::time::Instant,
 }
 
 impl Closed {
     pub(super) fn new(requests: Option<u64>) -> Self {
         Closed {
             budget: Cell::new(requests),
-            issued: std::time::Instant::now(),
         }
     }
 
-    /// The next request, unless the attack is `stopping` or the budget is spent.
-    pub(super) fn next(&self, stopping: bool) -> Option<Job> {
+    /// The next request, taken up at `now` (in the warm-up if `warmup`), unless the attack
+    /// is `stopping` or the budget is spent.
+    pub(super) fn next(&self, stopping: bool, now: Instant, warmup: bool) -> Option<Job> {
         if stopping {
             return None;
         }
@@ -32,6 +29,6 @@ impl Closed {
             Some(n) => self.budget.set(Some(n - 1)),
             None => {}
         }
-        Some(Job::closed(self.issued))
+        Some(Job::closed(now, warmup))
     }
 }

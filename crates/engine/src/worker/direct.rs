@@ -32,10 +32,10 @@ use vload_timer::nanos_between;
 
 use super::job::{Flow, Job};
 use super::open::{BATCH, Due, IDLE_REAP, Open};
-use super::state::{Ended, Model, Worker};
+use super::state::{Ended, Worker};
 use super::{CONNECT_BACKOFF, Clock, WorkerMsg, WorkerSetup, on_park, on_unpark};
 use crate::failure::Failure;
-use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, io_failure, make_room, unexpected};
+use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, io_failure, make_room};
 use crate::observe::Stop;
 use crate::plan::{Client, Protocol};
 
@@ -351,7 +351,11 @@ impl Direct<'_> {
             Phase::Exchange { .. } => self.read(i),
             Phase::Idle(_) => {
                 // The server closed an idle connection (an idle timeout), or sent what
-                // nobody asked for: done with it either way, as the tokio pool is.
+                // nobody asked for: done with it either way, as the tokio pool is; bytes
+                // are the server's fault and counted.
+                if let Some(stray) = slot.socket.as_ref().and_then(unasked_bytes) {
+                    self.worker.count_stray(Instant::now(), stray);
+                }
                 self.pool.idle.retain(|&idle| idle != i);
                 self.release(i);
             }
@@ -407,7 +411,7 @@ impl Direct<'_> {
             None => Some(job),
         };
         let stopping = self.worker.stopping.get();
-        let due = open.dispatch_due_to(now, stopping, &self.worker.stats, &mut hand);
+        let due = open.dispatch_due_to(now, stopping, &self.worker.books, &mut hand);
         for (i, job) in handed.drain(..) {
             self.send(i, job, now);
         }
@@ -481,7 +485,7 @@ impl Direct<'_> {
     /// Closed loop: takes slot `i`'s next job and connects for it, or stops the slot.
     fn next_connection(&mut self, i: usize, now: Instant) {
         self.slots[i].socket = None;
-        match self.closed_job() {
+        match self.closed_job(now) {
             Some(job) => self.connect(i, Some(job), now),
             None => self.stop(i),
         }
@@ -538,11 +542,8 @@ impl Direct<'_> {
         made.map_err(|e| self.worker.dialer().connect_failed(&e))
     }
 
-    fn closed_job(&self) -> Option<Job> {
-        match &self.worker.model {
-            Model::Closed(closed) => closed.next(self.worker.stopping.get()),
-            Model::Open(_) => None,
-        }
+    fn closed_job(&self, now: Instant) -> Option<Job> {
+        self.worker.next_closed(now)
     }
 
     /// Slot `i`'s connect failed. Closed loop: its job fails unsent, and it waits before
@@ -556,8 +557,12 @@ impl Direct<'_> {
                 slot.phase = Phase::Backoff(Instant::now() + CONNECT_BACKOFF);
             }
             None => {
-                if let Some(job) = self.open.and_then(|open| open.connected(false)) {
-                    self.worker.fail_unsent(failure, &job);
+                if let Some(open) = self.open {
+                    open.connected();
+                    // The request waiting longest fails with it.
+                    if let Some(job) = self.worker.take_pending(Instant::now()) {
+                        self.worker.fail_unsent(failure, &job);
+                    }
                 }
                 self.release(i);
             }
@@ -567,7 +572,7 @@ impl Direct<'_> {
     /// Slot `i` connected: it reads from now on, and sends `job`, or (open loop) the request
     /// waiting longest, or waits idle.
     fn connected(&mut self, i: usize, job: Option<Job>) {
-        self.worker.count_connection();
+        self.worker.count_connection(Instant::now());
         let slot = &self.slots[i];
         if let Some(fd) = slot.socket.as_ref().map(Socket::as_raw_fd)
             && self
@@ -586,7 +591,7 @@ impl Direct<'_> {
             Some(job) => self.send(i, job, now),
             None => {
                 if let Some(open) = self.open {
-                    open.connected(true);
+                    open.connected();
                 }
                 self.serve_next(i, now);
             }
@@ -598,28 +603,27 @@ impl Direct<'_> {
     /// none ever (the schedule is over: it closes).
     fn serve_next(&mut self, i: usize, now: Instant) {
         let Some(open) = self.open else {
-            return match self.closed_job() {
+            return match self.closed_job(now) {
                 // The clock read at the end of the last exchange starts the next: the send
                 // follows at once (its recording is all that lies between).
                 Some(job) => self.send(i, job, now),
                 None => self.stop(i),
             };
         };
-        if let Some(job) = open.take_pending(&self.worker.stats) {
+        if let Some(job) = self.worker.take_pending(now) {
             return self.send(i, job, now);
         }
-        let slot = &mut self.slots[i];
-        if open.dispatch_done() || slot.start < slot.end {
-            // Bytes after the response make an idle connection unusable, as in the tokio pool.
+        if open.dispatch_done() {
             return self.release(i);
         }
+        let slot = &mut self.slots[i];
         slot.phase = Phase::Idle(now);
         self.pool.idle.push(i);
     }
 
     /// Sends `job`'s request on slot `i`'s connection, timed from `start`.
     fn send(&mut self, i: usize, job: Job, start: Instant) {
-        self.worker.begin(&job, self.body, start);
+        self.worker.begin(&job, start);
         let slot = &mut self.slots[i];
         slot.served += 1;
         let last = self.worker.last_on_connection(slot.served);
@@ -630,10 +634,10 @@ impl Direct<'_> {
             written: 0,
             last,
         };
-        if slot.start < slot.end {
-            // Bytes nobody asked for would be read as this request's response.
-            let failure = unexpected(slot.end - slot.start);
-            return self.finish(i, Some(Err(failure)));
+        if start >= job.deadline(self.timeout) {
+            // Its time ran out before a connection could take it.
+            self.slots[i].socket = None;
+            return self.finish(i, None);
         }
         self.write(i);
     }
@@ -731,16 +735,28 @@ impl Direct<'_> {
         self.last_done = done;
         let slot = &mut self.slots[i];
         let Phase::Exchange {
-            job, start, last, ..
+            job,
+            start,
+            last,
+            written,
         } = slot.phase
         else {
             return;
         };
-        let usable = matches!(&result, Some(Ok(response)) if !response.close);
+        let mut usable = matches!(&result, Some(Ok(response)) if !response.close);
+        let stray = slot.end - slot.start;
+        if usable && stray > 0 {
+            // Bytes after a complete response nobody asked for: the response stands, the
+            // connection cannot be used again (they would be read as the next response).
+            usable = false;
+            self.worker.count_stray(done, stray);
+        }
+        let head = self.request.len() - self.body as usize;
         let ended = Ended {
             start,
             done,
             received: slot.decoder.body(),
+            written: written.saturating_sub(head) as u64,
             last_on_connection: last,
             survives: false,
         };
@@ -800,17 +816,26 @@ impl Direct<'_> {
                 Phase::Backoff(until) if now >= until && self.open.is_none() => {
                     self.next_connection(i, now);
                 }
+                Phase::Connecting { job: Some(job), .. } if now >= job.deadline(self.timeout) => {
+                    // The request's time ran out before its connection was made.
+                    self.worker.fail_unconnected(&job);
+                    let slot = &mut self.slots[i];
+                    slot.socket = None;
+                    slot.phase = Phase::Backoff(now + CONNECT_BACKOFF);
+                }
                 Phase::Connecting { job, since } if now >= since + self.connect_timeout => {
                     let failure = self.worker.dialer().connect_timed_out();
                     self.connect_failed(i, failure, job);
                 }
-                Phase::Exchange { start, .. } if now >= start + self.timeout => {
+                Phase::Exchange { job, .. } if now >= job.deadline(self.timeout) => {
                     self.slots[i].socket = None;
                     self.finish(i, None);
                 }
                 _ => {}
             }
         }
+        // Requests that waited for a connection past their deadline.
+        self.worker.expire_waiting(now);
     }
 
     /// Registers or changes `fd`'s interest, tokened by slot `i` and its generation.
@@ -825,6 +850,21 @@ impl Direct<'_> {
         }
         Ok(())
     }
+}
+
+/// Bytes waiting on an idle connection, if any (none: the server closed it).
+fn unasked_bytes(socket: &Socket) -> Option<usize> {
+    let mut buf = [0u8; 512];
+    // SAFETY: the pointer and length are those of a live local buffer.
+    let n = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(n).ok().filter(|n| *n > 0)
 }
 
 fn epoll() -> io::Result<OwnedFd> {
@@ -975,8 +1015,9 @@ impl Probe {
         if !self.armed.get() {
             return;
         }
-        let late = nanos_between(self.expected.get(), Instant::now());
-        worker.stats.borrow_mut().hiccup.record(late);
+        let now = Instant::now();
+        let late = nanos_between(self.expected.get(), now);
+        worker.books.at(now).hiccup.record(late);
         if !self.arm() {
             // An expired timer left in a level-triggered epoll would be reported at every
             // wait: it leaves, and the loop falls back to a 1 ms wait.

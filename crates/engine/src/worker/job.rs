@@ -1,30 +1,40 @@
 //! What flows between a worker's parts: a job (one request to send), how its exchange ended,
 //! and what a connection gets next.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// A request to send. The times are the open loop's: a closed loop's jobs carry a fixed
-/// time in them, never read.
+/// A request to send.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
+    /// Open loop: when it fell due. Closed loop: when a connection took it up (before its
+    /// connect, if it needed one). Its deadline is this plus the request timeout.
     pub(super) intended: Instant,
-    /// Open loop: when it was handed to the pool, and whether it had to wait there for a
-    /// connection (every connection busy or being made).
-    pub(super) dispatched: Instant,
+    /// Open loop: it waited in the pool for a connection (every connection busy or being
+    /// made).
     pub(super) queued: bool,
     /// The stage of the rate plan its intended send fell in (0 without a plan).
     pub(super) stage: u32,
+    /// It belongs to the warm-up: it fell due (open loop) or was taken up (closed loop)
+    /// before the measured window began, and counts there wherever it ends.
+    pub(super) warmup: bool,
 }
 
 impl Job {
-    /// A closed loop's job: it has no intended send time; `at` fills the fields.
-    pub(super) fn closed(at: Instant) -> Job {
+    /// A closed loop's job, taken up at `at`.
+    pub(super) fn closed(at: Instant, warmup: bool) -> Job {
         Job {
             intended: at,
-            dispatched: at,
             queued: false,
             stage: 0,
+            warmup,
         }
+    }
+
+    /// When it fails as timed out: `timeout` after it fell due or was taken up. In an open
+    /// loop this bounds the response time (from the due time) that the report shows; in a
+    /// closed loop, the connect (if any) and the exchange together.
+    pub(super) fn deadline(&self, timeout: Duration) -> Instant {
+        self.intended + timeout
     }
 }
 

@@ -11,6 +11,8 @@
 //! HTTP/2 streams, the dispatcher); and this file, the thread and its clock (intervals, the
 //! end of the window, interrupts).
 
+mod backlog;
+mod books;
 mod closed;
 #[cfg(target_os = "linux")]
 mod direct;
@@ -46,11 +48,13 @@ const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// What a worker sends to the collector.
 #[derive(Debug)]
 pub(crate) enum WorkerMsg {
-    /// Stats of interval `index` (second `index` after t0).
+    /// Stats of interval `index` (second `index` after t0): what the measured window's
+    /// requests did in it, and what the warm-up's did, if anything.
     Interval {
         worker: u32,
         index: u32,
         stats: Box<IntervalStats>,
+        warmup: Option<Box<IntervalStats>>,
     },
     /// The worker has finished; no more messages follow from it.
     Done(WorkerSummary),
@@ -64,7 +68,7 @@ pub(crate) struct WorkerSummary {
     /// Time the thread was neither parked (idle) nor on a CPU: runnable, waiting for one.
     pub(crate) waiting: Duration,
     pub(crate) samples: Vec<(ErrorKind, String)>,
-    /// Requests due but never completed (open loop) or aborted in flight.
+    /// Requests due but never completed: never sent, or still unfinished at the end.
     pub(crate) backlog: u64,
     /// When the attack stopped sending (time bound, count bound or interrupt).
     pub(crate) attack_end: Instant,
@@ -72,6 +76,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) end: Instant,
     /// Poisson: achieved gaps seen in the window, and a sample of them.
     pub(crate) arrivals: Option<(u64, Vec<f64>)>,
+    /// Open loop: the most connections open at once.
+    pub(crate) peak_connections: Option<u32>,
 }
 
 /// Everything one worker needs to start.
@@ -115,6 +121,7 @@ fn on_unpark() {
 pub(crate) fn run(setup: WorkerSetup) {
     tighten_timer_slack();
     let (cpu_start, wall_start) = (thread_cpu_time(), Instant::now());
+    let delay_start = run_delay();
     let to_collector = setup.to_collector.clone();
     // Time not parked and not on a CPU is time spent runnable, waiting for a core: the
     // health verdict tells a thread starved by other processes from one that idled.
@@ -128,9 +135,17 @@ pub(crate) fn run(setup: WorkerSetup) {
     let mut summary = local.block_on(&runtime, worker_main(setup));
     drop(local); // cancels whatever is still in flight after the grace period
     summary.cpu = thread_cpu_time().saturating_sub(cpu_start);
-    let parked = PARKED.with(|p| p.get().1);
-    let awake = wall_start.elapsed().saturating_sub(parked);
-    summary.waiting = awake.saturating_sub(summary.cpu);
+    // The kernel's own count of the time the thread was runnable and not running; where it
+    // is not kept, the time neither parked nor on a CPU (which misses the wait between a
+    // wake-up and the first instruction after it).
+    summary.waiting = match (delay_start, run_delay()) {
+        (Some(start), Some(end)) => end.saturating_sub(start),
+        _ => {
+            let parked = PARKED.with(|p| p.get().1);
+            let awake = wall_start.elapsed().saturating_sub(parked);
+            awake.saturating_sub(summary.cpu)
+        }
+    };
     // The collector outlives every worker; a send error means it is gone and nobody listens.
     let _ = to_collector.send(WorkerMsg::Done(summary));
 }
@@ -144,8 +159,12 @@ async fn hiccup_probe(worker: Rc<Worker>) {
     loop {
         let expected = Instant::now() + period;
         timer.sleep_until(expected).await;
-        let late = nanos_between(expected, Instant::now());
-        worker.stats.borrow_mut().hiccup.record(late);
+        let now = Instant::now();
+        worker
+            .books
+            .at(now)
+            .hiccup
+            .record(nanos_between(expected, now));
     }
 }
 
@@ -191,8 +210,15 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         }
     };
     let end_instant = Instant::now();
-    let attack_end = attack_end.unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
-    let backlog = worker.backlog();
+    // When the attack stopped sending: its window's end (planned, or an interrupt), where
+    // the open loop's schedule ended, or else (a closed loop's count) the last send.
+    let attack_end = attack_end
+        .or_else(|| worker.open().and_then(open::Open::window_end))
+        .unwrap_or_else(|| worker.last_send.get().unwrap_or(end_instant));
+    // Every request due has its door by now: what waited past its deadline timed out,
+    // what still waits was never sent, what is in flight is unfinished.
+    worker.expire_waiting(end_instant);
+    let backlog = worker.close_books();
     worker.flush(index, &setup.to_collector);
     WorkerSummary {
         worker: setup.id,
@@ -203,6 +229,7 @@ async fn worker_main(mut setup: WorkerSetup) -> WorkerSummary {
         attack_end,
         end: end_instant,
         arrivals: worker.take_arrivals(),
+        peak_connections: worker.open().map(open::Open::peak),
     }
 }
 
@@ -236,7 +263,9 @@ impl Clock {
                 () = worker.all_done.notified() => break,
                 () = tokio::time::sleep_until(tick.into()) => {
                     worker.flush(index, to_collector);
-                    worker.reap_idle(Instant::now());
+                    let now = Instant::now();
+                    worker.reap_idle(now);
+                    worker.expire_waiting(now);
                     index += 1;
                     tick += Duration::from_secs(1);
                 }
@@ -300,6 +329,18 @@ impl Clock {
         worker.begin_stop();
         *grace = Some(Instant::now() + self.timeout + END_GRACE);
     }
+}
+
+/// How long the calling thread has waited on a run queue (runnable, not running), from
+/// `/proc/thread-self/schedstat`; `None` where the kernel does not keep it.
+fn run_delay() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+    let (Some(Ok(on_cpu)), Some(Ok(delay))) = (fields.next(), fields.next()) else {
+        return None;
+    };
+    // A thread that has run shows CPU time; zeros mean the accounting is off.
+    (on_cpu > 0).then(|| Duration::from_nanos(delay))
 }
 
 /// CPU time (user + system) of the calling thread.

@@ -4,7 +4,6 @@
 //! demand) are in `serve.rs`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
@@ -12,10 +11,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use vload_timer::nanos_between;
 
+use super::backlog::{Backlog, Batch};
+use super::books::Books;
 use super::job::{Job, Next};
 use crate::arrivals::Reservoir;
 use crate::conn::Conn;
-use crate::record::IntervalStats;
 use crate::schedule::Schedule;
 
 /// A dispatch later than this counts as a late send.
@@ -47,19 +47,26 @@ pub(super) struct Open {
     dispatch_done: Cell<bool>,
     max_connections: u32,
     connections: Cell<u32>,
+    /// The most connections there were at once.
+    peak: Cell<u32>,
     connecting: Cell<u32>,
     /// The rate plan has stages, each recorded on its own.
     staged: bool,
+    /// Where the measured window begins: requests due before it are the warm-up's.
+    measure_from: Instant,
+    /// Where the schedule ended the window, once it has.
+    window_end: Cell<Option<Instant>>,
 }
 
 /// The schedule and what is left of it.
 struct Dispatch {
     schedule: Schedule,
+    /// The schedule's position: requests dispatched or skipped so far.
+    position: u64,
     end: Option<Instant>,
     remaining: Option<u64>,
     /// Poisson: the achieved gaps, sampled; sends from `measure_from` on are kept.
     arrivals: Option<Reservoir>,
-    measure_from: Instant,
 }
 
 /// What a round of dispatching left.
@@ -73,7 +80,7 @@ pub(super) enum Due {
 /// Requests waiting for a connection, and connections waiting for requests.
 #[derive(Debug, Default)]
 struct Pool {
-    pending: VecDeque<Job>,
+    pending: Backlog,
     idle: Vec<Rc<Slot>>,
 }
 
@@ -122,18 +129,27 @@ impl Open {
             arrivals: RefCell::new(None),
             dispatch: RefCell::new(Some(Dispatch {
                 schedule,
+                position: 0,
                 end,
                 remaining,
                 arrivals,
-                measure_from,
             })),
             done_notify: Notify::new(),
             dispatch_done: Cell::new(false),
             max_connections,
             connections: Cell::new(0),
+            peak: Cell::new(0),
             connecting: Cell::new(0),
             staged,
+            measure_from,
+            window_end: Cell::new(None),
         }
+    }
+
+    /// Where the schedule ended the window: the plan's end, or where the first request of
+    /// a count that was not sent would have fallen due; `None` if it was stopped.
+    pub(super) fn window_end(&self) -> Option<Instant> {
+        self.window_end.get()
     }
 
     /// The achieved gaps sampled (Poisson only): gaps seen, and the sample.
@@ -192,7 +208,7 @@ impl Open {
 
     /// Requests waiting for a connection.
     pub(super) fn waiting(&self) -> u64 {
-        self.pool.borrow().pending.len() as u64
+        self.pool.borrow().pending.len()
     }
 
     /// A job whose connection closed before sending it goes back in front of the queue.
@@ -204,11 +220,27 @@ impl Open {
         self.pool.borrow_mut().pending.push_front(job);
     }
 
-    /// The request waiting longest for a connection, its wait counted.
-    pub(super) fn take_pending(&self, stats: &RefCell<IntervalStats>) -> Option<Job> {
-        let job = self.pool.borrow_mut().pending.pop_front()?;
-        count_queue_wait(&job, stats);
-        Some(job)
+    /// The request waiting longest for a connection, out of the queue (the caller takes it
+    /// up, or fails it if it waited past its deadline).
+    pub(super) fn pop_pending(&self) -> Option<Job> {
+        self.pool.borrow_mut().pending.pop(self.measure_from)
+    }
+
+    /// When the request waiting longest fell due.
+    pub(super) fn oldest_due(&self) -> Option<Instant> {
+        self.pool.borrow().pending.oldest_due()
+    }
+
+    /// Takes out of the queue every request that fell due before `cutoff`, in batches of
+    /// one window and stage.
+    pub(super) fn take_due_before(&self, cutoff: Instant) -> Vec<Batch> {
+        let mut pool = self.pool.borrow_mut();
+        pool.pending.take_before(cutoff, self.measure_from)
+    }
+
+    /// Takes every request out of the queue, in batches of one window and stage.
+    pub(super) fn take_all_pending(&self) -> Vec<Batch> {
+        self.pool.borrow_mut().pending.take_all(self.measure_from)
     }
 
     /// True once nothing more will be dispatched (the schedule is over, or the attack is
@@ -217,19 +249,11 @@ impl Open {
         self.dispatch_done.get()
     }
 
-    /// The next due request for `conn`, waiting idle until one comes. The idle connection is
-    /// driven meanwhile, so a server that closes it (an idle timeout) is noticed here and not
-    /// by the next request.
-    pub(super) async fn next(
-        &self,
-        idle: &Idle,
-        conn: &mut Conn,
-        stats: &RefCell<IntervalStats>,
-    ) -> Next {
+    /// Waits idle for the next due request handed to `conn`. The idle connection is driven
+    /// meanwhile, so a server that closes it (an idle timeout) is noticed here and not by
+    /// the next request.
+    pub(super) async fn wait_idle(&self, idle: &Idle, conn: &mut Conn) -> Next {
         let slot = &idle.0;
-        if let Some(job) = self.take_pending(stats) {
-            return Next::Job(job);
-        }
         if self.dispatch_done.get() {
             return Next::Stop;
         }
@@ -258,22 +282,18 @@ impl Open {
     /// Sends every request due by `now` to idle connections or the queue; returns when the
     /// next falls due, or that the schedule is over. After the window's end, requests still
     /// due in it are counted as never sent.
-    pub(super) fn dispatch_due(
-        &self,
-        now: Instant,
-        stopping: bool,
-        stats: &RefCell<IntervalStats>,
-    ) -> Due {
-        self.dispatch_due_to(now, stopping, stats, &mut |job| self.hand_to_idle(job))
+    pub(super) fn dispatch_due(&self, now: Instant, stopping: bool, books: &Books) -> Due {
+        self.dispatch_due_to(now, stopping, books, &mut |job| self.hand_to_idle(job))
     }
 
     /// [`Open::dispatch_due`] for a loop that keeps its own idle connections: `hand` gives a
-    /// due request to one, or returns it when none is idle, and it waits in the queue.
+    /// due request to one (which takes it up), or returns it when none is idle, and it waits
+    /// in the queue.
     pub(super) fn dispatch_due_to(
         &self,
         now: Instant,
         stopping: bool,
-        stats: &RefCell<IntervalStats>,
+        books: &Books,
         hand: &mut dyn FnMut(Job) -> Option<Job>,
     ) -> Due {
         let mut guard = self.dispatch.borrow_mut();
@@ -283,11 +303,23 @@ impl Open {
         if let Some(end) = d.end
             && now >= end
         {
-            d.count_unsent(end, now, stats, self.staged);
+            d.count_unsent(end, now, books, self.measure_from);
         }
         loop {
             let due = d.schedule.due();
-            if d.remaining == Some(0) || d.end.is_some_and(|end| due >= end) || stopping {
+            if stopping {
+                return Due::Over;
+            }
+            // The window ends where the plan says: at its end, or (a count of requests)
+            // where the first request not sent would have fallen due.
+            if d.remaining == Some(0) {
+                self.window_end.set(Some(due));
+                return Due::Over;
+            }
+            if let Some(end) = d.end
+                && due >= end
+            {
+                self.window_end.set(Some(end));
                 return Due::Over;
             }
             if due > now {
@@ -296,17 +328,18 @@ impl Open {
             if let Some(arrivals) = &mut d.arrivals
                 && let Some(position) = d.schedule.rescaled(now)
             {
-                arrivals.send(position, now >= d.measure_from);
+                arrivals.send(position, now >= self.measure_from);
             }
             let job = Job {
                 intended: due,
-                dispatched: now,
                 queued: false,
                 stage: d.schedule.stage(),
+                warmup: books.is_warmup(due),
             };
-            self.dispatch(job, now, stats, hand);
+            self.dispatch(job, now, books, hand, d);
             d.remaining = d.remaining.map(|n| n - 1);
             d.schedule.advance();
+            d.position += 1;
         }
     }
 
@@ -334,38 +367,39 @@ impl Open {
         }
     }
 
-    /// Hands a due request to an idle connection through `hand`, or queues it.
+    /// Counts a due request and hands it to an idle connection through `hand` (taken up
+    /// there), or queues it at the schedule's position in `d`.
     fn dispatch(
         &self,
         job: Job,
         now: Instant,
-        stats: &RefCell<IntervalStats>,
+        books: &Books,
         hand: &mut dyn FnMut(Job) -> Option<Job>,
+        d: &Dispatch,
     ) {
         {
-            let mut stats = stats.borrow_mut();
-            stats.intended += 1;
+            let mut part = books.of(&job);
+            part.intended += 1;
             let lag = nanos_between(job.intended, now);
-            stats.dispatch_lag.record(lag);
+            part.dispatch_lag.record(lag);
             let late = lag > LATE_SEND.as_nanos() as u64;
-            stats.late_sends += u64::from(late);
+            part.late_sends += u64::from(late);
             if self.staged {
-                let stage = stats.stage(job.stage);
+                let stage = part.stage(job.stage);
                 stage.intended += 1;
                 stage.late_sends += u64::from(late);
             }
         }
-        if let Some(job) = hand(job) {
-            // Waiting for a connection being made is the open loop's normal growth;
-            // waiting because the cap is reached is a limit the user set.
-            if self.connections.get() >= self.max_connections {
-                stats.borrow_mut().capped += 1;
+        match hand(job) {
+            None => books.take_up(&job),
+            Some(_) => {
+                // Waiting for a connection being made is the open loop's normal growth;
+                // waiting because the cap is reached is a limit the user set.
+                if self.connections.get() >= self.max_connections {
+                    books.of(&job).capped += 1;
+                }
+                self.pool.borrow_mut().pending.push(&d.schedule, d.position);
             }
-            let job = Job {
-                queued: true,
-                ..job
-            };
-            self.pool.borrow_mut().pending.push_back(job);
         }
     }
 
@@ -374,26 +408,27 @@ impl Open {
     /// allows.
     pub(super) fn to_open(&self, streams: u32) -> u32 {
         let mut opened = 0;
-        while self.pool.borrow().pending.len() > self.connecting.get() as usize * streams as usize
+        while self.pool.borrow().pending.len() > u64::from(self.connecting.get() * streams)
             && self.connections.get() < self.max_connections
             && self.connecting.get() < MAX_CONNECTING
         {
             self.connections.set(self.connections.get() + 1);
+            self.peak.set(self.peak.get().max(self.connections.get()));
             self.connecting.set(self.connecting.get() + 1);
             opened += 1;
         }
         opened
     }
 
-    /// A connection being made is made, or failed; when it failed, the request that asked
-    /// for it is returned, to fail with it.
-    pub(super) fn connected(&self, ok: bool) -> Option<Job> {
+    /// A connection being made is made, or failed (the caller then fails the request
+    /// waiting longest with it).
+    pub(super) fn connected(&self) {
         self.connecting.set(self.connecting.get() - 1);
-        if ok {
-            None
-        } else {
-            self.pool.borrow_mut().pending.pop_front()
-        }
+    }
+
+    /// The most connections there were at once.
+    pub(super) fn peak(&self) -> u32 {
+        self.peak.get()
     }
 
     /// A connection has ended.
@@ -405,40 +440,26 @@ impl Open {
 impl Dispatch {
     /// The window is over: a request due in it that is not out yet could only go out after
     /// it, over 1 ms late. It is counted as due and never sent (a frozen client), whichever
-    /// task notices the end first.
-    fn count_unsent(
-        &mut self,
-        end: Instant,
-        now: Instant,
-        stats: &RefCell<IntervalStats>,
-        staged: bool,
-    ) {
+    /// task notices the end first, in its own window and stage.
+    fn count_unsent(&mut self, end: Instant, now: Instant, books: &Books, measure_from: Instant) {
         let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
-        let by_stage = self
-            .schedule
-            .skip_before(cutoff, self.remaining.unwrap_or(u64::MAX));
-        let mut stats = stats.borrow_mut();
-        for (stage, unsent) in by_stage {
-            self.remaining = self.remaining.map(|n| n - unsent);
-            stats.intended += unsent;
-            stats.unsent += unsent;
-            if staged {
-                let stage = stats.stage(stage);
-                stage.intended += unsent;
-                stage.unsent += unsent;
+        for (until, warmup) in [(cutoff.min(measure_from), true), (cutoff, false)] {
+            let by_stage = self
+                .schedule
+                .skip_before(until, self.remaining.unwrap_or(u64::MAX));
+            for (stage, unsent) in by_stage {
+                self.remaining = self.remaining.map(|n| n - unsent);
+                self.position += unsent;
+                let mut part = books.part(warmup);
+                part.intended += unsent;
+                part.unsent += unsent;
+                if books.is_staged() {
+                    let stage = part.stage(stage);
+                    stage.intended += unsent;
+                    stage.unsent += unsent;
+                }
             }
         }
-    }
-}
-
-/// A request that waited in the pool: how long, from its dispatch to now.
-fn count_queue_wait(job: &Job, stats: &RefCell<IntervalStats>) {
-    if job.queued {
-        let mut stats = stats.borrow_mut();
-        stats.queued += 1;
-        stats
-            .queue_wait
-            .record(nanos_between(job.dispatched, Instant::now()));
     }
 }
 
@@ -455,7 +476,7 @@ mod tests {
         let schedule = Schedule::paced(t0, curve, 0, 1);
         let open = Open::new(schedule, (None, t0), None, (max_connections, 1), false);
         for _ in 0..waiting {
-            open.requeue(Job::closed(t0));
+            open.requeue(Job::closed(t0, false));
         }
         open
     }
@@ -469,7 +490,7 @@ mod tests {
             "100 waiting, not 100 connects"
         );
         assert_eq!(open.to_open(1), 0, "none more while those are being made");
-        open.connected(true);
+        open.connected();
         assert_eq!(open.to_open(1), 1, "one made, one more");
         // While the queue does not drain (a stalled server), the growth goes on four at a
         // time up to the cap.
@@ -477,7 +498,7 @@ mod tests {
         let mut rounds = 0;
         while open.to_open(1) > 0 || open.connecting.get() > 0 {
             assert!(open.connecting.get() <= MAX_CONNECTING);
-            open.connected(true);
+            open.connected();
             rounds += 1;
         }
         assert_eq!(open.connections.get(), 50, "the cap, reached");

@@ -49,7 +49,10 @@ async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Option<Job>) -> 
             None => match next_job(worker, &idle, conn).await {
                 Next::Job(job) => job,
                 Next::Stop => return Served::Stop,
-                Next::Closed => return Served::Reconnect(None),
+                Next::Closed => {
+                    worker.note_stray(conn);
+                    return Served::Reconnect(None);
+                }
             },
         };
         if !conn.is_open() {
@@ -72,14 +75,18 @@ async fn serve(worker: &Rc<Worker>, conn: &mut Conn, mut first: Option<Job>) -> 
     }
 }
 
-/// The next job for `conn`, from the load model's source.
+/// The next job for `conn`, from the load model's source, taken up.
 async fn next_job(worker: &Worker, idle: &Idle, conn: &mut Conn) -> Next {
+    let now = Instant::now();
     match &worker.model {
-        Model::Closed(closed) => match closed.next(worker.stopping.get()) {
+        Model::Closed(_) => match worker.next_closed(now) {
             Some(job) => Next::Job(job),
             None => Next::Stop,
         },
-        Model::Open(open) => open.next(idle, conn, &worker.stats).await,
+        Model::Open(open) => match worker.take_pending(now) {
+            Some(job) => Next::Job(job),
+            None => open.wait_idle(idle, conn).await,
+        },
     }
 }
 
@@ -89,6 +96,7 @@ fn hand_back(worker: &Worker, job: Job) -> Option<Job> {
     match &worker.model {
         Model::Closed(_) => Some(job),
         Model::Open(open) => {
+            worker.books.put_back(&job);
             open.requeue(job);
             None
         }
@@ -115,17 +123,25 @@ async fn stream_task(worker: Rc<Worker>, mut conn: Conn) {
 /// --requests-per-connection stay exact), serves until the connection closes, reconnects.
 /// Connections to other TLS hosts outlive a reconnect of the task's own.
 async fn closed_connection(worker: Rc<Worker>) {
-    let Model::Closed(closed) = &worker.model else {
+    let Model::Closed(_) = &worker.model else {
         return worker.task_ended();
     };
     let mut side = Vec::new();
     let mut first = None;
-    while let Some(job) = first.take().or_else(|| closed.next(worker.stopping.get())) {
-        let mut conn = match Box::pin(worker.connect()).await {
-            Ok(conn) => conn,
-            Err(failure) => {
+    while let Some(job) = first.take().or_else(|| worker.next_closed(Instant::now())) {
+        // The request's deadline bounds its connection too: a connect or handshake that
+        // hangs past it is the request's timeout, not a request lost.
+        let deadline = job.deadline(worker.plan.timeout);
+        let connected = tokio::time::timeout_at(deadline.into(), Box::pin(worker.connect()));
+        let mut conn = match connected.await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(failure)) => {
                 worker.fail_unsent(failure, &job);
                 tokio::time::sleep(CONNECT_BACKOFF).await;
+                continue;
+            }
+            Err(_) => {
+                worker.fail_unconnected(&job);
                 continue;
             }
         };
@@ -145,7 +161,8 @@ async fn closed_connection(worker: Rc<Worker>) {
 /// returns the next due time, or `None` once the schedule is done.
 pub(super) fn dispatch_due(worker: &Rc<Worker>, now: Instant) -> Option<Instant> {
     let open = worker.open()?;
-    let due = open.dispatch_due(now, worker.stopping.get(), &worker.stats);
+    worker.expire_waiting(now);
+    let due = open.dispatch_due(now, worker.stopping.get(), &worker.books);
     grow(worker);
     match due {
         Due::At(at) => Some(at),
@@ -199,15 +216,15 @@ async fn open_connection(worker: Rc<Worker>) {
     let Some(open) = worker.open() else {
         return worker.task_ended();
     };
+    open.connected();
     match connected {
         Err(failure) => {
-            // The request that asked for this connection fails with it.
-            if let Some(job) = open.connected(false) {
+            // The request waiting longest fails with it.
+            if let Some(job) = worker.take_pending(Instant::now()) {
                 worker.fail_unsent(failure, &job);
             }
         }
         Ok(mut conn) => {
-            open.connected(true);
             spawn_streams(&worker, &conn);
             serve(&worker, &mut conn, None).await;
         }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::task::{Context, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -13,6 +13,8 @@ use tokio::sync::Notify;
 use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
 
+use super::backlog::Batch;
+use super::books::Books;
 use super::closed::Closed;
 use super::job::{Flow, Job};
 use super::open::Open;
@@ -38,7 +40,9 @@ enum Outcome {
     },
     Failed {
         failure: Failure,
-        /// Recorded at the timeout for a request that timed out; nothing otherwise.
+        /// A request that timed out: recorded at the timeout (its response time in an open
+        /// loop) and, if it was written, its time from the write (service time); nothing
+        /// for other failures.
         service: Option<u64>,
         response: Option<u64>,
     },
@@ -51,6 +55,8 @@ pub(super) struct Ended {
     pub(super) done: Instant,
     /// Body bytes received, whether the response completed or not.
     pub(super) received: u64,
+    /// Request body bytes that reached the connection.
+    pub(super) written: u64,
     /// The connection's last request (--requests-per-connection).
     pub(super) last_on_connection: bool,
     /// The connection outlives a failure of this exchange (an HTTP/2 stream's).
@@ -61,6 +67,7 @@ pub(super) struct Ended {
 pub(super) struct Stages {
     curve: Arc<Curve>,
     t0: Instant,
+    plan: Arc<AttackPlan>,
 }
 
 impl Stages {
@@ -92,7 +99,7 @@ impl Stages {
                 own.hits += u64::from(cache.0 == CacheClass::Hit);
                 own.misses += u64::from(cache.0 == CacheClass::Miss);
                 let at = done.saturating_duration_since(self.t0).as_secs_f64();
-                if (200..400).contains(status)
+                if self.plan.expects(*status)
                     && let Some(during) = self.curve.stage_during(at)
                 {
                     stats.stage(during).done_during += 1;
@@ -129,7 +136,8 @@ pub(super) struct Worker {
     pub(super) model: Model,
     request: Prepared,
     dialer: Dialer,
-    pub(super) stats: RefCell<IntervalStats>,
+    /// Every request's account, in the window it belongs to.
+    pub(super) books: Books,
     /// With a rate plan: its stages, each request recorded in its own as well.
     stages: Option<Stages>,
     /// Target files, when the attack has them.
@@ -138,7 +146,6 @@ pub(super) struct Worker {
     /// targets naming another host go over connections made with that host's SNI.
     tls_host: Option<Box<str>>,
     samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
-    pub(super) in_flight: Cell<u64>,
     /// Connection tasks plus the dispatcher: the run is over when this reaches 0.
     live_tasks: Cell<u32>,
     pub(super) all_done: Notify,
@@ -158,6 +165,7 @@ impl Worker {
             .map(|schedule| Stages {
                 curve: schedule.curve(),
                 t0: setup.t0,
+                plan: plan.clone(),
             });
         let model = match setup.schedule.take() {
             Some(schedule) => Model::Open(Box::new(Open::new(
@@ -184,16 +192,13 @@ impl Worker {
             request: Prepared::new(&plan),
             model,
             dialer,
-            stats: RefCell::new(IntervalStats::new(
-                &vload_schema::HistogramSettings::default(),
-            )),
+            books: Books::new(setup.t0 + plan.warmup, stages.is_some()),
             stages,
             targets: RefCell::new(setup.targets.take()),
             tls_host: (plan.tls.is_some() && plan.targets.is_some())
                 .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
                 .flatten(),
             samples: RefCell::new(Default::default()),
-            in_flight: Cell::new(0),
             live_tasks: Cell::new(0),
             all_done: Notify::new(),
             stopping: Cell::new(false),
@@ -253,9 +258,18 @@ impl Worker {
         }
     }
 
-    /// Requests due but not completed: waiting for a connection or in flight.
-    pub(super) fn backlog(&self) -> u64 {
-        self.open().map_or(0, Open::waiting) + self.in_flight.get()
+    /// The worker stops waiting: requests still waiting for a connection were never sent,
+    /// requests taken up and not ended are unfinished. Returns how many requests fell due
+    /// and did not complete (the backlog).
+    pub(super) fn close_books(&self) -> u64 {
+        let mut backlog = 0;
+        if let Some(open) = self.open() {
+            for batch in open.take_all_pending() {
+                self.books.unsent(&batch.job(), batch.count);
+                backlog += batch.count;
+            }
+        }
+        backlog + self.books.close()
     }
 
     pub(super) fn sample(&self, kind: ErrorKind, message: impl FnOnce() -> String) {
@@ -269,7 +283,7 @@ impl Worker {
         }
     }
 
-    /// The first message of each error kind.
+    /// The achieved gaps sampled (Poisson only): gaps seen, and the sample.
     pub(super) fn take_arrivals(&self) -> Option<(u64, Vec<f64>)> {
         match &self.model {
             Model::Open(open) => open.take_arrivals(),
@@ -277,6 +291,7 @@ impl Worker {
         }
     }
 
+    /// The first message of each error kind.
     pub(super) fn take_samples(&self) -> Vec<(ErrorKind, String)> {
         self.samples
             .borrow_mut()
@@ -286,17 +301,111 @@ impl Worker {
             .collect()
     }
 
-    /// A request that failed before it could be written (connect failure).
+    /// The closed loop's next request, taken up at `now`; `None` when the attack is
+    /// stopping or the budget is spent.
+    pub(super) fn next_closed(&self, now: Instant) -> Option<Job> {
+        let Model::Closed(closed) = &self.model else {
+            return None;
+        };
+        let job = closed.next(self.stopping.get(), now, self.books.is_warmup(now))?;
+        self.books.take_up_closed(&job);
+        Some(job)
+    }
+
+    /// The open loop's request waiting longest, taken up at `now`, its wait counted; those
+    /// that waited past their deadline fail first, as timed out.
+    pub(super) fn take_pending(&self, now: Instant) -> Option<Job> {
+        let open = self.open()?;
+        self.expire_waiting(now);
+        let job = open.pop_pending()?;
+        self.books.take_up(&job);
+        if job.queued {
+            let mut part = self.books.of(&job);
+            part.queued += 1;
+            part.queue_wait.record(nanos_between(job.intended, now));
+        }
+        Some(job)
+    }
+
+    /// Open loop: fails, as timed out, every waiting request whose deadline has passed: it
+    /// could no longer be answered within --timeout of its due time.
+    pub(super) fn expire_waiting(&self, now: Instant) {
+        let Some(open) = self.open() else { return };
+        let timeout = self.plan.timeout;
+        if open.oldest_due().is_none_or(|due| due + timeout > now) {
+            return;
+        }
+        let cutoff = now.checked_sub(timeout).unwrap_or(now);
+        // Every one of them waited the whole timeout: recorded at it, in bulk.
+        for batch in open.take_due_before(cutoff + Duration::from_nanos(1)) {
+            self.expire(&batch);
+        }
+    }
+
+    /// Records a batch of requests that waited in the queue until their deadline.
+    fn expire(&self, batch: &Batch) {
+        let timeout = self.plan.timeout;
+        let ns = timeout.as_nanos() as u64;
+        let job = batch.job();
+        let n = batch.count;
+        let mut part = self.books.of(&job);
+        // Taken up and sent (failed trying) at once: they never held a connection.
+        part.sent += n;
+        part.completed += n;
+        part.queued += n;
+        part.queue_timeouts += n;
+        part.queue_wait.record_n(ns, n);
+        part.response.record_n(ns, n);
+        part.errors[crate::record::kind_index(ErrorKind::RequestTimeout)] += n;
+        if self.stages.is_some() {
+            let stage = part.stage(job.stage);
+            stage.sent += n;
+            stage.completed += n;
+            stage.response.record_n(ns, n);
+            stage.errors[crate::record::kind_index(ErrorKind::RequestTimeout)] += n;
+        }
+        drop(part);
+        self.sample(ErrorKind::RequestTimeout, || {
+            format!("waited {timeout:?} for a connection and was never sent (every connection busy or still being made)")
+        });
+    }
+
+    /// A request that failed before it could be written (its connection could not be
+    /// made): sent, in that vload tried.
     pub(super) fn fail_unsent(&self, failure: Failure, job: &Job) {
         let now = Instant::now();
-        self.record_send(job, 0);
+        self.books.send(job);
         self.last_send.set(Some(now));
         let outcome = Outcome::Failed {
             failure,
             service: None,
             response: None,
         };
+        self.books.end(job);
         self.record(job, now, 0, outcome);
+    }
+
+    /// A request taken up whose deadline passed before its connection was made.
+    pub(super) fn fail_unconnected(&self, job: &Job) {
+        let timeout = self.plan.timeout;
+        self.books.send(job);
+        self.books.end(job);
+        let outcome = Outcome::Failed {
+            failure: (
+                ErrorKind::RequestTimeout,
+                format!(
+                    "no connection within {timeout:?}: the TCP connect, TLS handshake or HTTP/2 SETTINGS was still pending"
+                ),
+            ),
+            service: Some(timeout.as_nanos() as u64),
+            response: self.open().is_some().then_some(timeout.as_nanos() as u64),
+        };
+        self.record(job, Instant::now(), 0, outcome);
+    }
+
+    /// A request taken up will not be sent: no target is left for it.
+    pub(super) fn withdraw(&self, job: &Job) {
+        self.books.withdraw(job);
     }
 
     /// Callers box the future: a TCP connect and TLS handshake's state is large, and a
@@ -308,10 +417,10 @@ impl Worker {
     /// Connects, sending `server_name` as SNI instead of the URL's host when given.
     async fn connect_as(&self, server_name: Option<&str>) -> Result<Conn, Failure> {
         let connected = self.dialer.connect(server_name).await?;
-        let mut stats = self.stats.borrow_mut();
-        stats.connections_opened += 1;
+        let mut part = self.books.at(Instant::now());
+        part.connections_opened += 1;
         if let Some(took) = connected.tls_handshake {
-            stats.tls_handshake.record(took.as_nanos() as u64);
+            part.tls_handshake.record(took.as_nanos() as u64);
         }
         Ok(connected.conn)
     }
@@ -322,7 +431,10 @@ impl Worker {
             None => None,
             Some(stream) => match stream.next() {
                 Some(target) => Some(target),
-                None => return Flow::Exhausted,
+                None => {
+                    self.withdraw(&job);
+                    return Flow::Exhausted;
+                }
             },
         };
         let request = self.request.request(target.as_ref());
@@ -372,12 +484,19 @@ impl Worker {
     /// Sends `request` on `conn`, waits for the whole response, and records it.
     async fn exchange(&self, conn: &mut Conn, request: Request<'_>, job: Job) -> Flow {
         let start = Instant::now();
-        self.begin(&job, request.body().len() as u64, start);
+        self.begin(&job, start);
         conn.served += 1;
         let last_on_connection = self.last_on_connection(conn.served);
-        let result = conn.exchange(request, start + self.plan.timeout).await;
+        let deadline = job.deadline(self.plan.timeout);
+        let result = if start >= deadline {
+            None
+        } else {
+            conn.exchange(request, deadline).await
+        };
         // Counted whatever the outcome: an endless body that times out still arrived.
         let received = conn.take_received();
+        let written = conn.take_written();
+        self.note_stray(conn);
         // A failed or timed-out HTTP/1.1 exchange leaves its connection unusable; an HTTP/2
         // stream's failure (a reset, a timeout that cancelled it) leaves the connection and
         // its other streams as they were, so the stream goes on unless the connection died.
@@ -386,17 +505,17 @@ impl Worker {
             start,
             done: Instant::now(),
             received,
+            written,
             last_on_connection,
             survives,
         };
         self.end(&job, result, ended)
     }
 
-    /// A request of `job` goes out at `start` with a body of `bytes_out`.
-    pub(super) fn begin(&self, job: &Job, bytes_out: u64, start: Instant) {
-        self.record_send(job, bytes_out);
+    /// A request of `job` goes out at `start`.
+    pub(super) fn begin(&self, job: &Job, start: Instant) {
+        self.books.send(job);
         self.last_send.set(Some(start));
-        self.in_flight.set(self.in_flight.get() + 1);
     }
 
     /// True when the request numbered `served` on its connection is its last
@@ -408,7 +527,7 @@ impl Worker {
     }
 
     /// Records how the request begun for `job` ended: a response, a failure, or `None` at
-    /// the timeout; says what its connection does next.
+    /// its deadline; says what its connection does next.
     pub(super) fn end(
         &self,
         job: &Job,
@@ -419,10 +538,12 @@ impl Worker {
             start,
             done,
             received,
+            written,
             last_on_connection,
             survives,
         } = ended;
-        self.in_flight.set(self.in_flight.get() - 1);
+        self.books.end(job);
+        self.books.wrote(job, written);
         let open_loop = self.open().is_some();
         let after_failure = || {
             if survives {
@@ -455,13 +576,20 @@ impl Worker {
                 after_failure(),
             ),
             None => {
-                // Recorded at the timeout, so percentiles are never optimistic.
-                let timeout = self.plan.timeout.as_nanos() as u64;
-                let message = format!("no complete response within {:?}", self.plan.timeout);
+                // Recorded at the timeout, so percentiles are never optimistic: the
+                // primary latency (response time in an open loop, service time in a
+                // closed one) at the timeout; an open loop's service time up to it.
+                let timeout = self.plan.timeout;
+                let at = timeout.as_nanos() as u64;
+                let message = format!("no complete response within {timeout:?}");
                 let outcome = Outcome::Failed {
                     failure: (ErrorKind::RequestTimeout, message),
-                    service: Some(timeout),
-                    response: open_loop.then(|| nanos_between(job.intended, start) + timeout),
+                    service: Some(if open_loop {
+                        nanos_between(start, job.deadline(timeout))
+                    } else {
+                        at
+                    }),
+                    response: open_loop.then_some(at),
                 };
                 (outcome, after_failure())
             }
@@ -470,9 +598,23 @@ impl Worker {
         flow
     }
 
-    /// A connection was made (counted in the interval).
-    pub(super) fn count_connection(&self) {
-        self.stats.borrow_mut().connections_opened += 1;
+    /// A connection was made (counted by when).
+    pub(super) fn count_connection(&self, now: Instant) {
+        self.books.at(now).connections_opened += 1;
+    }
+
+    /// Counts the bytes `conn`'s server sent unasked, if it did.
+    pub(super) fn note_stray(&self, conn: &mut Conn) {
+        let stray = conn.take_stray();
+        if stray > 0 {
+            self.count_stray(Instant::now(), stray);
+        }
+    }
+
+    /// A connection was closed because the server sent bytes nobody asked for after a
+    /// complete response (counted by when).
+    pub(super) fn count_stray(&self, now: Instant, _bytes: usize) {
+        self.books.at(now).stray += 1;
     }
 
     /// The attack's request as the lean HTTP/1.1 client writes it: its bytes, whether it is
@@ -491,20 +633,9 @@ impl Worker {
         &self.dialer
     }
 
-    fn record_send(&self, job: &Job, bytes_out: u64) {
-        let mut stats = self.stats.borrow_mut();
-        stats.sent += 1;
-        stats.bytes_out += bytes_out;
-        if self.stages.is_some() {
-            let stage = stats.stage(job.stage);
-            stage.sent += 1;
-            stage.bytes_out += bytes_out;
-        }
-    }
-
-    /// Records how a request ended, in its interval and, with a rate plan, in its stage.
+    /// Records how a request ended, in its window and, with a rate plan, in its stage.
     fn record(&self, job: &Job, done: Instant, received: u64, outcome: Outcome) {
-        let mut stats = self.stats.borrow_mut();
+        let mut stats = self.books.of(job);
         stats.completed += 1;
         stats.bytes_in += received;
         if let Some(stages) = &self.stages {
@@ -548,15 +679,29 @@ impl Worker {
         }
     }
 
-    /// Ships interval `index` to the collector and starts a new one.
+    /// Ships interval `index` to the collector (the measured window's requests, and the
+    /// warm-up's if any) and starts a new one.
     pub(super) fn flush(&self, index: u32, to_collector: &mpsc::Sender<WorkerMsg>) {
-        let mut stats = self.stats.borrow_mut().take();
-        stats.in_flight = self.in_flight.get() + self.open().map_or(0, Open::waiting);
+        let (mut stats, warmup) = self.books.take();
+        stats.in_flight = self.books.in_flight() + self.open().map_or(0, Open::waiting);
         // The collector outlives the workers; nobody listens if it is gone.
         let _ = to_collector.send(WorkerMsg::Interval {
             worker: self.id,
             index,
             stats: Box::new(stats),
+            warmup: warmup.map(Box::new),
         });
+    }
+}
+
+impl Batch {
+    /// A job standing for the batch's window and stage (its times are not read).
+    fn job(&self) -> Job {
+        Job {
+            intended: Instant::now(),
+            queued: true,
+            stage: self.stage,
+            warmup: self.warmup,
+        }
     }
 }

@@ -125,6 +125,9 @@ enum Behave {
     /// Never answers requests 10, 20 and 30 (the client's timeout cancels them); answers the
     /// rest.
     HangSome,
+    /// Opens no window for request bodies (initial window 0, no WINDOW_UPDATE) and never
+    /// answers.
+    Shut,
 }
 
 async fn serve_h2(
@@ -136,6 +139,9 @@ async fn serve_h2(
     let mut builder = h2::server::Builder::new();
     if let Some(max) = max_streams {
         builder.max_concurrent_streams(max);
+    }
+    if let Behave::Shut = behave {
+        builder.initial_window_size(0);
     }
     let Ok(mut conn) = builder.handshake(socket).await else {
         return;
@@ -198,6 +204,10 @@ async fn answer(
                 let _ = body.flow_control().release_capacity(data.len());
             }
             let _ = respond.send_response(ok(http::Response::builder()), true);
+        }
+        Behave::Shut => {
+            let _held = request;
+            std::future::pending::<()>().await;
         }
         Behave::HangSome => {
             if [9, 19, 29].contains(&n) {
@@ -363,6 +373,23 @@ fn h2_request_bodies_wait_for_the_servers_window() {
         no_errors(&run, client);
         assert_eq!(run.totals.status_codes[&200], 20, "{client:?}");
         assert_eq!(seen.body_bytes.load(Relaxed), 20 * 200_000, "{client:?}");
+    }
+}
+
+/// See #30: a request body waiting for a window the server never opened was counted as
+/// sent (1.5 GB to a server whose window stayed 0). Bytes out are the bytes that went out.
+#[test]
+fn h2_a_body_the_server_never_lets_out_is_not_counted_as_sent() {
+    for client in CLIENTS {
+        let (addr, _) = h2_server_with(4, None, Behave::Shut);
+        let mut p = plan(addr, "/", closed(1), count(2));
+        p.request.method = http::Method::POST;
+        p.request.body = bytes::Bytes::from(vec![b'b'; 1 << 20]);
+        p.timeout = std::time::Duration::from_millis(300);
+        p.protocol = http2(2, client);
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 2, "{client:?}");
+        assert_eq!(run.totals.bytes_out, 0, "{client:?}");
     }
 }
 

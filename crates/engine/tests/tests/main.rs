@@ -5,6 +5,7 @@ mod coordinated_omission;
 mod errors;
 mod http1_clients;
 mod http2;
+mod ledger;
 mod loops;
 mod rate_plans;
 mod records;

@@ -169,3 +169,71 @@ fn each_host_gets_its_own_sni_at_one_address() {
         );
     }
 }
+
+/// A TLS server that completes the handshake and then sends a record that does not
+/// decrypt (a corrupted application-data record), after reading each request.
+fn corrupting_tls_server() -> (std::net::SocketAddr, std::path::PathBuf) {
+    use std::io::{Read, Write};
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let ca = std::env::temp_dir().join(format!("vload-ca-corrupt-{}.pem", std::process::id()));
+    std::fs::write(&ca, cert.cert.pem()).unwrap();
+    let chain = vec![cert.cert.der().clone()];
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(20) {
+            let Ok(mut tcp) = stream else { continue };
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let _ = tcp.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+                let mut tls = rustls::ServerConnection::new(config).unwrap();
+                // The handshake and the request, through rustls.
+                let mut buf = [0u8; 4096];
+                let mut stream = rustls::Stream::new(&mut tls, &mut tcp);
+                if stream.read(&mut buf).unwrap_or(0) == 0 {
+                    return;
+                }
+                // Then a record of application data whose bytes were tampered with.
+                let _ = tcp.write_all(&[0x17, 0x03, 0x03, 0x00, 0x20]);
+                let _ = tcp.write_all(&[0xa5; 0x20]);
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            });
+        }
+    });
+    (addr, ca)
+}
+
+/// See #30: a TLS record failure after the handshake was counted as a reset or a body
+/// error, never as TLS.
+#[test]
+fn a_record_that_does_not_decrypt_is_a_tls_error() {
+    let (addr, ca) = corrupting_tls_server();
+    for client in [vload_engine::Client::Lean, vload_engine::Client::Hyper] {
+        let mut p = plan(addr, "/", closed(1), count(3));
+        p.request.url = format!("https://localhost:{}/", addr.port())
+            .parse()
+            .unwrap();
+        p.tls = Some(TlsOptions {
+            server_name: "localhost".into(),
+            verify: Verify::CaFile(ca.clone()),
+        });
+        p.protocol = vload_engine::Protocol::Http1 { client };
+        let run = attack(p);
+        assert_eq!(run.totals.completed, 3, "{client:?}");
+        assert_eq!(
+            run.totals.errors.keys().copied().collect::<Vec<_>>(),
+            [ErrorKind::Tls],
+            "{client:?}: {:?}",
+            run.totals.errors
+        );
+    }
+}

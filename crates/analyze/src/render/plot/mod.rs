@@ -400,11 +400,7 @@ fn summary_table(rows: &[RunSeries]) -> String {
                 LatencyKind::Service => "service time",
                 LatencyKind::Response => "response time",
             },
-            match s.health.verdict {
-                vload_schema::HealthVerdict::Ok => "ok",
-                vload_schema::HealthVerdict::Warn => "warn",
-                vload_schema::HealthVerdict::ClientBound => "client-bound",
-            }
+            s.health.verdict.name()
         );
     }
     out.push_str("</table>\n</div>\n<ul class=\"plans\">\n");

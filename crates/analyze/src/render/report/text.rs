@@ -74,7 +74,7 @@ pub fn render(s: &Summary) -> String {
     };
     let _ = writeln!(out, "vload: {}{label}{interrupted}", s.plan);
     let requests = [
-        count(s.requests),
+        count(s.intended),
         rate(s.rate_per_s),
         rate(s.throughput_per_s),
     ];
@@ -83,6 +83,19 @@ pub fn render(s: &Summary) -> String {
         "Requests",
         "[total, rate, throughput]",
         &requests.join(", "),
+    );
+    let ledger = [
+        count(s.intended),
+        count(s.sent),
+        count(s.requests),
+        count(s.unsent),
+        count(s.unfinished),
+    ];
+    row(
+        &mut out,
+        "Ledger",
+        "[due, sent, ended, unsent, open]",
+        &ledger.join(", "),
     );
     let durations = [
         seconds(s.measured_s),
@@ -109,8 +122,8 @@ pub fn render(s: &Summary) -> String {
     row(
         &mut out,
         "Success",
-        "[ratio]",
-        &or_na(s.success_ratio.map(percent)),
+        "[ratio, expected status]",
+        &format!("{}, {}", or_na(s.success_ratio.map(percent)), s.expected),
     );
     render_connections(&mut out, s);
     let codes: Vec<String> = s
@@ -258,11 +271,7 @@ impl StageColumns {
 }
 
 fn verdict_word(v: HealthVerdict) -> &'static str {
-    match v {
-        HealthVerdict::Ok => "ok",
-        HealthVerdict::Warn => "warn",
-        HealthVerdict::ClientBound => "client-bound",
-    }
+    v.name()
 }
 
 fn render_connections(out: &mut String, s: &Summary) {
@@ -351,20 +360,7 @@ fn render_errors(out: &mut String, s: &Summary) {
             );
         }
     }
-    if s.backlog > 0 {
-        let _ = writeln!(
-            out,
-            "Backlog       {} requests were due but not completed when the attack ended: the server could not sustain this rate",
-            count(s.backlog)
-        );
-    }
-    if s.unsent > 0 {
-        let _ = writeln!(
-            out,
-            "Unsent        {} requests fell due in the measured window but were never sent: vload was frozen or stopped past the window's end (they count as intended, not as sent)",
-            count(s.unsent)
-        );
-    }
+    render_ledger_notes(out, s);
     if let Some(wait) = s.queue_wait.as_ref().filter(|_| s.queued > 0) {
         let q = |name: &str| or_na(wait.quantile(name).map(|v| duration_ns(v as f64)));
         row(
@@ -372,11 +368,69 @@ fn render_errors(out: &mut String, s: &Summary) {
             "Queue wait",
             "[requests, p50, p99, max]",
             &format!(
-                "{}, {}, {}, {}  (waited for a free connection; the wait is in their response time)",
+                "{}, {}, {}, {}  (waited for a connection, every one busy or being made; the wait is in their response time)",
                 count(s.queued),
                 q("p50"),
                 q("p99"),
                 or_na(wait.max_ns.map(|v| duration_ns(v as f64)))
+            ),
+        );
+    }
+}
+
+/// What the ledger's odd doors mean, each only when it holds requests.
+fn render_ledger_notes(out: &mut String, s: &Summary) {
+    let note = |out: &mut String, name: &str, text: String| {
+        let _ = writeln!(out, "{name:<14}{text}");
+    };
+    if s.unsent > 0 {
+        note(
+            out,
+            "Unsent",
+            format!(
+                "{} requests fell due but were never sent: vload was frozen or stopped before it could send them (due, not sent)",
+                count(s.unsent)
+            ),
+        );
+    }
+    if s.unfinished > 0 {
+        note(
+            out,
+            "Open at end",
+            format!(
+                "{} requests were sent but had neither a response nor an error when the run stopped waiting for them",
+                count(s.unfinished)
+            ),
+        );
+    }
+    if s.queue_timeouts > 0 {
+        note(
+            out,
+            "Queue timeouts",
+            format!(
+                "{} of the request timeouts never left vload's queue: every connection was busy or still being made until their deadline",
+                count(s.queue_timeouts)
+            ),
+        );
+    }
+    if s.stray_closes > 0 {
+        note(
+            out,
+            "Stray bytes",
+            format!(
+                "{} connections closed: the server sent bytes after a complete response (a body on a 204 or 304, or a Content-Length shorter than its body); the responses stand",
+                count(s.stray_closes)
+            ),
+        );
+    }
+    // Written before the ledger (schema v1, v2): requests in flight or waiting at the end.
+    if s.backlog > 0 && s.unsent == 0 && s.unfinished == 0 {
+        note(
+            out,
+            "Backlog",
+            format!(
+                "{} requests were due but not completed when the attack ended",
+                count(s.backlog)
             ),
         );
     }
@@ -525,30 +579,44 @@ fn render_varnish(
     );
 }
 
-/// The verdict in words, from the signal that set it: whether vload itself, the machine, or
-/// the connection cap was the cause changes what the numbers mean.
+/// The verdict in words: what limited the load, and what that makes of the numbers. One
+/// word per cause, the signal that proves it named.
 pub(crate) fn health_headline(h: &vload_schema::ClientHealth) -> String {
     use vload_schema::Cause;
-    let top = h.signals.iter().find(|s| s.level == h.verdict);
-    let sentence = match (h.verdict, top.map(|s| s.cause)) {
-        (HealthVerdict::Ok, _) => return "ok".to_owned(),
-        (HealthVerdict::ClientBound, Some(Cause::Machine)) => {
-            "CLIENT-BOUND: the machine paused or starved vload, so the planned load was not applied; these numbers measure the machine, not the server"
-        }
+    let top = h
+        .signals
+        .iter()
+        .find(|s| s.level == h.verdict && s.level != HealthVerdict::Ok);
+    let meaning = match (h.verdict, top.map(|s| s.cause)) {
+        (HealthVerdict::Ok, _) => "the load was applied as planned",
         (HealthVerdict::ClientBound, _) => {
-            "CLIENT-BOUND: these numbers measure vload, not the server"
+            "vload's own threads were the limit: these numbers measure vload, not the server"
         }
+        (HealthVerdict::MachineBusy, _) => {
+            "other processes or a pause of the machine kept vload from applying the planned load: the numbers include that"
+        }
+        (HealthVerdict::ConnectionCapped, _) => {
+            "requests waited for one of the connections vload may open (--max-connections): their wait is in their response time"
+        }
+        (HealthVerdict::ServerLimited, _) => {
+            "the server was too slow for the planned load (requests waited for connections it had not yet accepted or answered): the numbers are the server's"
+        }
+        // Files of schema v1 and v2.
         (HealthVerdict::Warn, Some(Cause::Machine)) => {
-            "WARN: the machine, not vload, paused: results include those pauses"
+            "the machine, not vload, paused: results include those pauses"
         }
         (HealthVerdict::Warn, Some(Cause::ConnectionCap)) => {
-            "WARN: requests waited for a free connection (--max-connections)"
+            "requests waited for a free connection (--max-connections)"
         }
-        (HealthVerdict::Warn, _) => "WARN: vload came close to its limits",
+        (HealthVerdict::Warn, _) => "vload came close to its limits",
     };
     match top {
-        Some(signal) => format!("{sentence} (signal: {})", signal.signal),
-        None => sentence.to_owned(),
+        Some(signal) => format!(
+            "{}: {meaning} (signal: {})",
+            h.verdict.word(),
+            signal.signal
+        ),
+        None => format!("{}: {meaning}", h.verdict.word()),
     }
 }
 
@@ -572,10 +640,13 @@ fn render_health(out: &mut String, s: &Summary) {
     let verdict = health_headline(h);
     let mut facts = vec![
         format!("client CPU {} of all cores", percent(h.cpu_util)),
-        format!("busiest thread {}", percent(h.max_thread_busy)),
+        format!("busiest thread on a CPU {}", percent(h.max_thread_busy)),
     ];
-    if let Some(waiting) = h.max_thread_waiting.filter(|w| *w >= 0.01) {
-        facts.push(format!("waiting for a CPU {}", percent(waiting)));
+    if let Some(waiting) = h.max_thread_waiting {
+        facts.push(format!("waiting for one {}", percent(waiting)));
+    }
+    if let Some(peak) = h.peak_connections {
+        facts.push(format!("connections at most {}", count(peak)));
     }
     if let Some(hiccup) = h.hiccup_p99_ns {
         facts.push(format!("hiccup p99 {}", duration_ns(hiccup as f64)));
@@ -586,7 +657,18 @@ fn render_health(out: &mut String, s: &Summary) {
     }
     let _ = writeln!(out, "Client health {verdict}");
     let _ = writeln!(out, "{:14}{}", "", facts.join(", "));
-    for reason in &h.reasons {
-        let _ = writeln!(out, "{:14}- {reason}", "");
+    if h.signals.is_empty() {
+        // Files of schema v1: reasons without signals.
+        for reason in &h.reasons {
+            let _ = writeln!(out, "{:14}- {reason}", "");
+        }
+    }
+    for signal in &h.signals {
+        let note = if signal.level == HealthVerdict::Ok {
+            "note: "
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{:14}- {note}{}", "", signal.message);
     }
 }
