@@ -137,8 +137,11 @@ pub struct TermOutcome {
     pub term: SloTerm,
     /// The stage's value of the metric; `None` when nothing completed.
     pub value: Option<f64>,
-    /// True when the value is below the limit.
+    /// True when the value is below the limit (for a quantile with a within-run interval,
+    /// the interval's upper end too).
     pub met: bool,
+    /// For a quantile: the upper end of the stage's 95% within-run interval, when known.
+    pub upper: Option<f64>,
     /// For a quantile: fewer samples than the report needs to show it (`10 / (1 - q)`), so
     /// the value rests on a handful of requests.
     pub thin: bool,
@@ -152,8 +155,11 @@ impl TermOutcome {
             _ => duration_ns(v),
         };
         let value = self.value.map_or_else(|| "n/a".to_owned(), show);
+        let upper = self
+            .upper
+            .map_or_else(String::new, |u| format!(", 95% up to {}", show(u)));
         format!(
-            "{} {value} (limit {})",
+            "{} {value} (limit {}{upper})",
             metric_name(self.term.metric),
             show(self.term.limit)
         )
@@ -186,6 +192,9 @@ pub fn evaluate_on(
 ) -> Result<Vec<TermOutcome>, SchemaError> {
     let histogram = latency.histogram.decode()?;
     let moments = &latency.moments;
+    // The within-run bounds describe the response times; a caller holding the terms against
+    // another latency (service time) has none.
+    let bounded = std::ptr::eq(latency, &stage.response);
     Ok(terms
         .iter()
         .map(|term| {
@@ -197,10 +206,16 @@ pub fn evaluate_on(
                 ),
                 None => (stage.failure_share(plan), false),
             };
+            let upper = stage
+                .upper_bounds
+                .iter()
+                .find(|b| bounded && b.metric == term.metric)
+                .map(|b| b.upper_ns);
             TermOutcome {
                 term: *term,
                 value,
-                met: value.is_some_and(|v| v < term.limit),
+                met: value.is_some_and(|v| v < term.limit) && upper.is_none_or(|u| u < term.limit),
+                upper,
                 thin,
             }
         })

@@ -467,12 +467,33 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64, slo: &[SloTerm]) -> 
         service: run.latency.service.clone(),
         client_health: Some(run.client_health.clone()),
         steady: Some(crate::selfcheck::steady_state(run, floor)),
+        upper_bounds: upper_bounds(run, slo),
         server_cpu_s: run
             .server
             .as_ref()
             .and_then(|s| s.process.as_ref())
             .map(vload_schema::ProcessRecord::cpu_s),
     }
+}
+
+/// The upper end of each SLO quantile's 95% within-run interval, where the run supports one.
+fn upper_bounds(run: &RunFile, slo: &[SloTerm]) -> Vec<vload_schema::QuantileBound> {
+    slo.iter()
+        .filter_map(|t| {
+            let metric = match t.metric {
+                vload_schema::SloMetric::P50 => crate::metric::Metric::P50,
+                vload_schema::SloMetric::P90 => crate::metric::Metric::P90,
+                vload_schema::SloMetric::P99 => crate::metric::Metric::P99,
+                vload_schema::SloMetric::P999 => crate::metric::Metric::P999,
+                vload_schema::SloMetric::Errors => return None,
+            };
+            let (_, upper) = crate::within_run::within_run(metric, run).ok()??;
+            Some(vload_schema::QuantileBound {
+                metric: t.metric,
+                upper_ns: upper,
+            })
+        })
+        .collect()
 }
 
 /// Where each step's measured window starts, in seconds from the first step's start.

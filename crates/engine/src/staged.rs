@@ -88,6 +88,7 @@ pub(crate) fn records(
             client_health: None,
             server_cpu_s: None,
             steady: None,
+            upper_bounds: Vec::new(),
         });
     }
     records

@@ -82,6 +82,21 @@ pub struct StageRecord {
     /// its percentiles say: it has not yet shown its miss.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::RunCheck>,
+    /// A sweep step: the upper end of the 95% within-run interval (batch means) of each
+    /// latency quantile its SLO bounds. A step meets a term only when the whole interval
+    /// lies below the limit: one step's p99 from a few thousand correlated responses is
+    /// noisy, and a lucky step would otherwise claim a capacity the server does not have.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upper_bounds: Vec<QuantileBound>,
+}
+
+/// The upper end of a latency quantile's 95% within-run interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QuantileBound {
+    /// The quantile.
+    pub metric: SloMetric,
+    /// The interval's upper end in ns.
+    pub upper_ns: f64,
 }
 
 impl StageRecord {

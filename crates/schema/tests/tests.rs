@@ -316,6 +316,7 @@ mod bad_input {
             client_health: None,
             server_cpu_s: None,
             steady: None,
+            upper_bounds: Vec::new(),
         };
         run.stages = vec![stage.clone()];
         let text = run.to_json();

@@ -271,3 +271,43 @@ fn a_miss_is_run_again_only_with_evidence_of_the_machine() {
     assert_eq!(search.next(), None);
     assert_eq!(search.first_failing(), Some(2_000.0));
 }
+
+/// See #30: a step meets a latency term only when its whole 95% within-run interval lies
+/// below the limit: one lucky step (an M/M/1 queue's p99 from a few thousand correlated
+/// responses) put a sweep's answer 9.5% above the analytic capacity.
+#[test]
+fn a_step_meets_a_quantile_only_with_its_interval_below_the_limit() {
+    let run = synthetic("x", 8, 2_000, 200_000.0, 5);
+    let slo = [SloTerm {
+        metric: SloMetric::P99,
+        limit: 1e12,
+    }];
+    let record = step_record(&run, 0, 0.0, &slo);
+    let bound = record.upper_bounds[0];
+    assert_eq!(bound.metric, SloMetric::P99);
+    let p99 = vload_analyze::LatencySummary::of(&record.response)
+        .unwrap()
+        .quantile("p99")
+        .unwrap() as f64;
+    assert!(bound.upper_ns >= p99, "{bound:?} against {p99}");
+    let judged = |limit: f64| {
+        let slo = [SloTerm {
+            metric: SloMetric::P99,
+            limit,
+        }];
+        judge(&slo, &record, false, &run.plan).unwrap()
+    };
+    // Between the point estimate and the interval's top: not met.
+    if bound.upper_ns > p99 * 1.0001 {
+        let between = (p99 + bound.upper_ns) / 2.0;
+        let outcome = judged(between);
+        assert!(
+            matches!(outcome, vload_analyze::sweep::StepOutcome::Missed(_)),
+            "{outcome:?}"
+        );
+    }
+    assert!(matches!(
+        judged(bound.upper_ns * 1.01),
+        vload_analyze::sweep::StepOutcome::Met(_)
+    ));
+}

@@ -67,7 +67,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             judge(&s.slo.0, &record, run.interrupted, &run.plan).context("judging a step")?;
         crate::paint::say!(
             "vload: step {n}: {}",
-            step_line(step_rate, &record, &outcome)
+            step_line(step_rate, &record, &outcome, &run.plan)
         );
         let met = matches!(outcome, StepOutcome::Met(_));
         search.record(step_rate, &outcome, repeatable(step_rate, &record));
@@ -111,7 +111,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `2,000.0/s: met: p99 4.10 ms (limit 10.00 ms), throughput 1,999.8/s`.
-fn step_line(step_rate: f64, record: &StageRecord, outcome: &StepOutcome) -> String {
+fn step_line(
+    step_rate: f64,
+    record: &StageRecord,
+    outcome: &StepOutcome,
+    plan: &vload_schema::Plan,
+) -> String {
     let detail = match outcome {
         StepOutcome::Met(terms) | StepOutcome::Missed(terms) => terms
             .iter()
@@ -138,11 +143,9 @@ fn step_line(step_rate: f64, record: &StageRecord, outcome: &StepOutcome) -> Str
         .ok()
         .filter(|h| !h.is_empty())
         .map(|h| duration_ns(record.response.moments.clamp(h.value_at_quantile(0.99)) as f64));
-    let errors = if record.completed > 0 {
-        percent(record.error_count() as f64 / record.completed as f64)
-    } else {
-        "n/a".to_owned()
-    };
+    let errors = record
+        .failure_share(plan)
+        .map_or_else(|| "n/a".to_owned(), percent);
     format!(
         "{}: {}: {detail}; throughput {}, p99 {}, errors {errors}",
         rate(step_rate),
