@@ -13,7 +13,7 @@ pub(crate) const TABLE_SIZE: usize = 4096;
 pub(crate) const MAX_BLOCK: usize = 64 * 1024;
 
 /// The static table (RFC 7541, Appendix A), index 1 first.
-const STATIC: [(&[u8], &[u8]); 61] = [
+pub(crate) const STATIC: [(&[u8], &[u8]); 61] = [
     (b":authority", b""),
     (b":method", b"GET"),
     (b":method", b"POST"),
@@ -364,6 +364,12 @@ impl Default for Decoder {
 }
 
 impl Decoder {
+    /// The dynamic table's size, as RFC 7541 counts it.
+    #[cfg(test)]
+    pub(crate) fn table_size(&self) -> usize {
+        self.table.size
+    }
+
     /// Decodes a whole header block, calling `found` with each field whose name `wanted`
     /// accepts (names are lowercase, as HTTP/2 requires).
     pub(crate) fn decode(
@@ -513,26 +519,27 @@ impl Encoder {
 }
 
 #[cfg(test)]
+/// Huffman-encodes `input` the way RFC 7541 section 5.2 says (padding with 1 bits).
+pub(crate) fn huffman_encode(input: &[u8]) -> Vec<u8> {
+    let (mut out, mut acc, mut bits) = (Vec::new(), 0u64, 0u32);
+    for &b in input {
+        let (code, len) = HUFFMAN[b as usize];
+        acc = (acc << len) | u64::from(code);
+        bits += u32::from(len);
+        while bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    if bits > 0 {
+        out.push(((acc << (8 - bits)) | (0xff >> bits)) as u8);
+    }
+    out
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Huffman-encodes `input` the way RFC 7541 section 5.2 says (padding with 1 bits).
-    fn huffman_encode(input: &[u8]) -> Vec<u8> {
-        let (mut out, mut acc, mut bits) = (Vec::new(), 0u64, 0u32);
-        for &b in input {
-            let (code, len) = HUFFMAN[b as usize];
-            acc = (acc << len) | u64::from(code);
-            bits += u32::from(len);
-            while bits >= 8 {
-                bits -= 8;
-                out.push((acc >> bits) as u8);
-            }
-        }
-        if bits > 0 {
-            out.push(((acc << (8 - bits)) | (0xff >> bits)) as u8);
-        }
-        out
-    }
 
     fn decode_all(
         decoder: &mut Decoder,

@@ -1073,6 +1073,65 @@ impl Future for Driver {
     }
 }
 
+/// The frame reader, driven by the property tests in `fuzz.rs` without a socket.
+#[cfg(test)]
+pub(crate) mod fuzzing {
+    use super::{Bytes, Failure, Response, Shared, Slot};
+
+    /// A connection with streams in flight.
+    pub(crate) struct Frames(Shared);
+
+    /// What a server's bytes did to a connection.
+    #[derive(Debug, PartialEq)]
+    pub(crate) struct Observed {
+        pub(crate) failed: Option<Failure>,
+        pub(crate) results: Vec<Option<Result<Response, Failure>>>,
+        pub(crate) out: Vec<u8>,
+    }
+
+    impl Frames {
+        /// Streams 1, 3, 5, ... in flight, one per slot, each with a 64 KiB request body
+        /// waiting for the server's window.
+        pub(crate) fn with_streams(n: u32) -> Self {
+            let mut shared = Shared::new();
+            for i in 0..n {
+                let id = 1 + 2 * i;
+                shared.slots.push(Slot {
+                    id,
+                    send_window: 0,
+                    body: Bytes::from(vec![b'b'; 64 * 1024]),
+                    ..Slot::default()
+                });
+                shared.active.push((id, i as usize));
+                shared.sending.push(i as usize);
+            }
+            shared.next_id = 1 + 2 * n;
+            Frames(shared)
+        }
+
+        /// Handles the whole frames at the start of `buf`; returns the bytes used.
+        pub(crate) fn process(&mut self, buf: &[u8]) -> usize {
+            self.0.process(buf)
+        }
+
+        /// Bytes queued to go out.
+        pub(crate) fn queued(&self) -> usize {
+            self.0.out.len() - self.0.written
+        }
+
+        pub(crate) fn observed(self) -> Observed {
+            let Shared {
+                failed, slots, out, ..
+            } = self.0;
+            Observed {
+                failed,
+                results: slots.into_iter().map(|s| s.result).collect(),
+                out,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,6 +64,8 @@ mod conn;
 mod env;
 mod error;
 mod failure;
+#[cfg(test)]
+mod fuzz;
 mod h1;
 mod health;
 mod hpack;
