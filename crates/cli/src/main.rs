@@ -80,7 +80,6 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
-    vload_engine::map_large_allocations();
     // vegeta's single-dash long flags (-rate=50/1s) would parse as vload's short ones
     // (-r 'ate=50/1s'): named before clap reads them.
     if let Some(hint) = std::env::args()

@@ -164,9 +164,9 @@ impl Inbox {
                         warmup: IntervalStats::new(&settings),
                     }
                 });
-                parts.measured.merge(&stats);
+                parts.measured.absorb(*stats);
                 if let Some(warmup) = warmup {
-                    parts.warmup.merge(&warmup);
+                    parts.warmup.absorb(*warmup);
                 }
                 self.reported[worker as usize] = Some(index);
                 None
@@ -299,7 +299,7 @@ impl<'a> State<'a> {
                 last.merge(&late);
             }
             let mut measured = parts.measured;
-            measured.merge(&std::mem::replace(
+            measured.absorb(std::mem::replace(
                 &mut self.early,
                 IntervalStats::new(&HistogramSettings::default()),
             ));

@@ -87,7 +87,6 @@ pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
 pub use plan::{Arrival, AttackPlan, Client, Load, Protocol, RequestTemplate, Shard, Stop};
 pub use rate::{RatePlan, RatePlanError, RateStage};
-pub use record::map_large_allocations;
 pub use run::run;
 pub use targets::{
     Pick, SetSummary, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary,

@@ -30,30 +30,10 @@ pub(crate) fn kind_index(kind: ErrorKind) -> usize {
         .expect("ERROR_KINDS lists every kind")
 }
 
-/// Has every allocation of 128 KB or more (a histogram's counts are 221 KB at the default
-/// layout) mapped fresh from the kernel; call once, first thing in `main`.
-///
-/// The patched hdrhistogram (crates/vendor/hdrhistogram) allocates its counts zeroed, so a
-/// freshly mapped counts array costs only the pages its values land on: a few of its 54
-/// for latencies within a few octaves. glibc's default moves the threshold up to the size
-/// of each such block freed, after which histograms are carved from the heap's free lists
-/// and written with zeros whole. About 1 MB of peak RSS at 50 connections (BENCHMARKS.md,
-/// "Memory"). Does nothing where the allocator is not glibc's.
-pub fn map_large_allocations() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt sets a parameter of glibc's allocator and is safe to call at any
-    // time; 128 KB is glibc's own initial value, made fixed.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
-
 /// A histogram and the exact moments of the same values.
 ///
 /// The histogram is allocated at the first value: most of an interval's eight distributions
 /// never see a value in a given run (a closed loop records service time and hiccups only).
-/// Measured with massif: histograms were 85% of the heap at 50 connections before this and
-/// before their counts were allocated zeroed (see [`map_large_allocations`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Distribution {
     histogram: Option<Histogram<u64>>,
@@ -128,6 +108,18 @@ impl Distribution {
         }
         self.moments.merge(&other.moments);
         self.out_of_range += other.out_of_range;
+    }
+
+    /// [`Distribution::merge`] of a distribution no longer needed: into an empty one its
+    /// histogram moves rather than being copied into a new allocation.
+    pub(crate) fn absorb(&mut self, mut other: Distribution) {
+        if self.histogram.is_none() {
+            self.histogram = other.histogram.take();
+            self.moments.merge(&other.moments);
+            self.out_of_range += other.out_of_range;
+        } else {
+            self.merge(&other);
+        }
     }
 
     /// The histogram encoded for the run file. An empty one is encoded once per thread and
@@ -364,6 +356,33 @@ impl IntervalStats {
         for (index, stage) in &other.stages {
             self.stage(*index).merge(stage);
         }
+    }
+
+    /// [`IntervalStats::merge`] of stats no longer needed: their histograms move into
+    /// empty ones rather than being copied (the collector's first merge of each interval),
+    /// so each histogram is allocated once, by the worker that records into it.
+    pub(crate) fn absorb(&mut self, mut other: IntervalStats) {
+        let settings = other.settings;
+        let taken = other
+            .distributions()
+            .map(|d| std::mem::replace(d, Distribution::new(&settings)));
+        self.merge(&other);
+        for (mine, theirs) in self.distributions().into_iter().zip(taken) {
+            mine.absorb(theirs);
+        }
+    }
+
+    fn distributions(&mut self) -> [&mut Distribution; 8] {
+        [
+            &mut self.response,
+            &mut self.service,
+            &mut self.dispatch_lag,
+            &mut self.hiccup,
+            &mut self.hit,
+            &mut self.miss,
+            &mut self.tls_handshake,
+            &mut self.queue_wait,
+        ]
     }
 
     /// The recorder of stage `index`, made on first use (a worker has one or two stages
