@@ -3,7 +3,7 @@
 use serde::Serialize;
 use vload_schema::{Mode, RunFile, SchemaError};
 
-use crate::summary::samples_needed;
+use crate::latency::samples_needed;
 use crate::units;
 
 /// A metric compared between groups.

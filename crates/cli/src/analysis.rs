@@ -53,7 +53,7 @@ pub(crate) struct ReportArgs {
     /// Exit 1 when the run crosses a threshold, e.g. 'p99>10ms,errors>0.1%,rate<9000', as
     /// `vload attack --fail-if` does (default: none).
     #[arg(long, value_name = "TERMS", value_parser = crate::parse::fail_if)]
-    pub(crate) fail_if: Option<crate::attack::flags::FailIf>,
+    pub(crate) fail_if: Option<crate::parse::FailIf>,
 }
 
 /// Compare two runs or two groups of runs, metric by metric, with honest statistics.

@@ -363,9 +363,9 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
 /// they held otherwise, so a CI log shows what was checked.
 fn thresholds(
     run: &vload_schema::RunFile,
-    fail_if: Option<&attack::flags::FailIf>,
+    fail_if: Option<&parse::FailIf>,
 ) -> anyhow::Result<ExitCode> {
-    let Some(attack::flags::FailIf(terms)) = fail_if else {
+    let Some(parse::FailIf(terms)) = fail_if else {
         return Ok(ExitCode::SUCCESS);
     };
     let breaches = vload_analyze::thresholds::breaches(terms, run).context("checking --fail-if")?;

@@ -171,15 +171,22 @@ pub(crate) fn rates(text: &str) -> Result<Vec<f64>, String> {
     Ok(rates)
 }
 
-/// Durations: `10s`, `500ms`, `2m`, `1h30m`.
 /// `--fail-if` terms.
-pub(crate) fn fail_if(text: &str) -> Result<crate::attack::flags::FailIf, String> {
-    vload_analyze::thresholds::parse(text).map(crate::attack::flags::FailIf)
+#[derive(Debug, Clone)]
+pub(crate) struct FailIf(pub(crate) Vec<vload_analyze::thresholds::Threshold>);
+
+/// `--expect-status`: the statuses that count as success.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExpectStatus(pub(crate) Vec<vload_schema::StatusRange>);
+
+/// `--fail-if` terms.
+pub(crate) fn fail_if(text: &str) -> Result<FailIf, String> {
+    vload_analyze::thresholds::parse(text).map(FailIf)
 }
 
 /// `--expect-status`: statuses (`204`), classes (`2xx`) and ranges (`200-299`, `2xx-3xx`),
 /// separated by commas.
-pub(crate) fn expect_status(text: &str) -> Result<crate::attack::flags::ExpectStatus, String> {
+pub(crate) fn expect_status(text: &str) -> Result<ExpectStatus, String> {
     let shape = "expected statuses like 2xx,3xx or 200,204 or 200-299";
     let one = |t: &str| -> Result<(u16, u16), String> {
         let t = t.trim().to_ascii_lowercase();
@@ -218,7 +225,7 @@ pub(crate) fn expect_status(text: &str) -> Result<crate::attack::flags::ExpectSt
             _ => merged.push(r),
         }
     }
-    Ok(crate::attack::flags::ExpectStatus(merged))
+    Ok(ExpectStatus(merged))
 }
 
 /// A percentage above 0 and at most 100, `5` or `5%`, as a share (0.05).

@@ -12,7 +12,7 @@ use vload_engine::{
     TargetPlan, TargetSet,
 };
 
-use crate::parse;
+use crate::parse::{self, ExpectStatus, FailIf};
 
 /// `--rate`: a number of requests per second, a plan of stages, or unlimited.
 #[derive(Debug, Clone, PartialEq)]
@@ -595,14 +595,6 @@ pub(crate) struct OutputArgs {
     #[arg(long, value_name = "LIST", value_parser = crate::parse::expect_status, default_value = "2xx,3xx")]
     pub(crate) expect_status: ExpectStatus,
 }
-
-/// `--fail-if` terms.
-#[derive(Debug, Clone)]
-pub(crate) struct FailIf(pub(crate) Vec<vload_analyze::thresholds::Threshold>);
-
-/// `--expect-status`: the statuses that count as success.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ExpectStatus(pub(crate) Vec<vload_schema::StatusRange>);
 
 /// The server's own account of the run.
 #[derive(Debug, Clone, clap::Args)]

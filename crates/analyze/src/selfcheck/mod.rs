@@ -20,12 +20,19 @@
 //! - **Until stable**: with `--until-stable`, whether the p99's interval reached its target
 //!   before `--max-duration`; the convergence checks then judge by that target.
 
-use vload_schema::{Arrival, Cause, CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
+use vload_schema::{CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
 
 use crate::metric::Metric;
 use crate::stats::{linear_trend, welch};
 use crate::units::{duration_ns, percent};
 use crate::within_run::{batched, measured};
+
+mod arrivals;
+mod steady;
+
+use arrivals::arrivals;
+pub use arrivals::censored_ks;
+pub use steady::{STEADY_SECONDS, steady_state};
 
 /// The time below which a sender's gaps are not resolved (its wake-up latency).
 pub const RESOLUTION_S: f64 = 100e-6;
@@ -214,153 +221,6 @@ fn check(name: &str, verdict: CheckVerdict, message: String) -> RunCheck {
     }
 }
 
-/// Send lag for every open loop; the gaps' fit for Poisson.
-fn arrivals(run: &RunFile) -> RunCheck {
-    let t = &run.totals;
-    let late = if t.intended > 0 {
-        (t.late_sends + t.unsent) as f64 / t.intended as f64
-    } else {
-        0.0
-    };
-    let lag = run.latency.dispatch_lag.as_ref().and_then(|l| {
-        let h = l.histogram.decode().ok()?;
-        let m = &l.moments;
-        (m.n > 0).then(|| {
-            let q = |q: f64| duration_ns(m.clamp(h.value_at_quantile(q)) as f64);
-            format!(
-                "lag p50 {}, p99 {}, max {}",
-                q(0.5),
-                q(0.99),
-                duration_ns(m.max_ns as f64)
-            )
-        })
-    });
-    let lag = lag.unwrap_or_else(|| "no lag recorded".to_owned());
-    let late_text = format!(
-        "{} of sends more than 1 ms late or never sent",
-        percent(late)
-    );
-    let mut c = check("arrivals", CheckVerdict::Pass, String::new());
-    c.statistic = Some(late);
-    let mut wrong = Vec::new();
-    if late > 0.01 {
-        wrong.push(late_text.clone());
-    }
-    let mut fit = String::new();
-    if run.plan.arrival == Arrival::Poisson
-        && let Some(sample) = &run.arrivals
-    {
-        let rate = run
-            .plan
-            .rate_per_s
-            .unwrap_or(0.0)
-            .max(peak(run))
-            .max(f64::MIN_POSITIVE);
-        // One thread's rate: the plan is the whole attack's, a shard runs 1/N of it. (A
-        // merge of shards keeps one shard's threads: its resolution is then overstated,
-        // which tests less, never wrongly.)
-        let senders = f64::from(run.plan.threads.max(1))
-            * run
-                .plan
-                .shard
-                .as_ref()
-                .map_or(1.0, |s| f64::from(s.count.max(1)));
-        let resolution = RESOLUTION_S * rate / senders;
-        match censored_ks(&sample.gaps, resolution) {
-            _ if resolution > 0.5 => {
-                fit = format!(
-                    "; gaps not tested: at {}/s a thread's gaps are mostly under the sender's {} resolution",
-                    rate.round(),
-                    duration_ns(RESOLUTION_S * 1e9)
-                );
-            }
-            Some((d, p)) => {
-                c.statistic = Some(d);
-                c.p_value = Some(p);
-                fit = format!(
-                    "; Poisson gaps against the plan's exponential: KS D {d:.3}, p {p:.3} ({} of {} gaps)",
-                    sample.gaps.len(),
-                    sample.sends
-                );
-                if p < ALPHA {
-                    wrong.push(format!(
-                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {p:.2e}): {}",
-                        burst_cause(run)
-                    ));
-                }
-            }
-            None => fit = "; too few gaps to test".to_owned(),
-        }
-    }
-    if wrong.is_empty() {
-        c.message = format!("arrivals faithful: {lag}; {late_text}{fit}");
-    } else {
-        c.verdict = CheckVerdict::Fail;
-        c.message = format!("arrivals not faithful: {}; {lag}", wrong.join("; "));
-    }
-    c
-}
-
-/// What made the sends bursty, as far as the client's health can tell.
-fn burst_cause(run: &RunFile) -> String {
-    let named = |cause: Cause| {
-        run.client_health
-            .signals
-            .iter()
-            .filter(|s| s.cause == cause)
-            .map(|s| s.signal.as_str())
-            .collect::<Vec<_>>()
-    };
-    let (machine, client) = (named(Cause::Machine), named(Cause::Client));
-    if !client.is_empty() {
-        format!(
-            "bursts after vload itself fell behind or was paused (client health: {})",
-            client.join(", ")
-        )
-    } else if !machine.is_empty() {
-        format!(
-            "bursts after the machine paused vload (client health: {}); run on a quieter machine",
-            machine.join(", ")
-        )
-    } else {
-        "bursts, as from a frozen or overloaded client".to_owned()
-    }
-}
-
-fn peak(run: &RunFile) -> f64 {
-    run.plan
-        .rate_plan
-        .iter()
-        .flatten()
-        .map(|s| s.from_rate_per_s.max(s.to_rate_per_s))
-        .fold(0.0, f64::max)
-}
-
-/// KS distance of `gaps` from the unit exponential at and above `from`, the gaps below it
-/// pooled at `from` (a left-censored test: nothing under `from` is compared), with the
-/// asymptotic p-value; `None` under 50 gaps.
-pub fn censored_ks(gaps: &[f64], from: f64) -> Option<(f64, f64)> {
-    if gaps.len() < 50 {
-        return None;
-    }
-    let mut sorted = gaps.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len() as f64;
-    let pooled = sorted.partition_point(|g| *g <= from);
-    // The step at `from`: the pool against F(from).
-    let at_from = (pooled as f64 / n - (1.0 - (-from).exp())).abs();
-    let d = sorted[pooled..]
-        .iter()
-        .enumerate()
-        .map(|(j, x)| {
-            let cdf = 1.0 - (-x).exp();
-            let i = (pooled + j) as f64;
-            ((i + 1.0) / n - cdf).max(cdf - i / n)
-        })
-        .fold(at_from, f64::max);
-    Some((d, crate::stats::kolmogorov_sf(n.sqrt() * d)))
-}
-
 fn metric_key(metric: Metric) -> &'static str {
     match metric {
         Metric::P50 => "p50",
@@ -490,95 +350,6 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
     Ok(c)
 }
 
-/// Seconds a step must be measured to tell whether it was steady: the trend's 5 batches.
-pub const STEADY_SECONDS: usize = 5;
-
-/// Whether a run (a sweep's step) reached a steady state: its median latency did not rise
-/// from the first third of its measured seconds to the last by more than [`DRIFT`] and by
-/// more than `floor_ns` (a rise too small to matter at the SLO: a 30 µs wobble of a 100 µs
-/// median is the machine's noise, not a queue), and it left no backlog at its end (requests
-/// in flight at the window's end not above twice the typical second's, and ten). A queue
-/// that grows through a step has not met an SLO, it has not yet shown its miss; and a step
-/// too short to tell is not taken as steady.
-pub fn steady_state(run: &RunFile, floor_ns: f64) -> RunCheck {
-    let seconds: Vec<&vload_schema::Interval> = measured(run)
-        .into_iter()
-        .filter(|i| i.duration_s >= 0.5)
-        .collect();
-    let name = "steady";
-    if seconds.len() < STEADY_SECONDS {
-        return check(
-            name,
-            CheckVerdict::Unknown,
-            format!(
-                "too few measured seconds to tell whether the step was steady ({} of {STEADY_SECONDS} needed)",
-                seconds.len()
-            ),
-        );
-    }
-    let p50s: Vec<f64> = seconds
-        .iter()
-        .filter_map(|i| {
-            let h = i.latency.histogram.decode().ok()?;
-            (!h.is_empty()).then(|| h.value_at_quantile(0.5) as f64)
-        })
-        .collect();
-    if p50s.len() < STEADY_SECONDS {
-        return check(
-            name,
-            CheckVerdict::Unknown,
-            format!(
-                "too few measured seconds with responses to tell whether the step was steady ({} of {STEADY_SECONDS} needed)",
-                p50s.len()
-            ),
-        );
-    }
-    let third = (p50s.len() / 3).max(1);
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let (first, last) = (mean(&p50s[..third]), mean(&p50s[p50s.len() - third..]));
-    let change = if first > 0.0 {
-        (last - first) / first
-    } else {
-        0.0
-    };
-    let mut flights: Vec<u64> = seconds.iter().map(|i| i.in_flight).collect();
-    let end = *flights.last().expect("five seconds or more");
-    flights.sort_unstable();
-    let typical = flights[flights.len() / 2];
-    let mut c = if change > DRIFT && last - first > floor_ns {
-        check(
-            name,
-            CheckVerdict::Fail,
-            format!(
-                "not steady: p50 rose {:.0}% ({} to {}) from the first third of the step to the last: the queue was growing",
-                change * 100.0,
-                crate::units::duration_ns(first),
-                crate::units::duration_ns(last)
-            ),
-        )
-    } else if end > 2 * typical + 10 {
-        check(
-            name,
-            CheckVerdict::Fail,
-            format!(
-                "not steady: {end} requests in flight at the step's end against {typical} in a typical second: a backlog was building"
-            ),
-        )
-    } else {
-        check(
-            name,
-            CheckVerdict::Pass,
-            format!(
-                "steady: p50 {:+.0}% from the first third of the step to the last, {end} requests in flight at its end ({typical} typical)",
-                change * 100.0
-            ),
-        )
-    };
-    c.statistic = Some(change);
-    c.interval = Some((first, last));
-    c
-}
-
 /// Batch size (seconds), batch midpoints, batch values and their least-squares trend.
 type Fitted = (usize, Vec<f64>, Vec<f64>, crate::stats::Trend);
 
@@ -652,50 +423,4 @@ fn series(
         }
     }
     Ok((x, y))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::ks_unit_exponential;
-
-    /// Unit exponentials from a fixed uniform sequence.
-    fn exponentials(n: usize) -> Vec<f64> {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                -(((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64).ln()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn faithful_gaps_pass_and_gaps_pooled_under_the_resolution_do_not_count() {
-        let mut gaps = exponentials(2_000);
-        let (_, p) = censored_ks(&gaps, 0.2).unwrap();
-        assert!(p > ALPHA, "p {p}");
-        // A sender that cannot resolve gaps under 0.2: they leave together, as zeros.
-        for g in &mut gaps {
-            if *g < 0.2 {
-                *g = 0.0;
-            }
-        }
-        let (_, p) = censored_ks(&gaps, 0.2).unwrap();
-        assert!(p > ALPHA, "pooled under the resolution: p {p}");
-        // Tested from 0 instead, the pooled gaps fail.
-        assert!(ks_unit_exponential(&gaps).unwrap().p < ALPHA);
-    }
-
-    #[test]
-    fn a_burst_after_a_freeze_fails() {
-        // A second frozen at 2,000/s, then its 2,000 due requests sent at once: a fifth of
-        // the gaps are zero.
-        let mut gaps = exponentials(8_000);
-        gaps.extend(std::iter::repeat_n(0.0, 2_000));
-        let (d, p) = censored_ks(&gaps, 0.2).unwrap();
-        assert!(p < 1e-6 && d > 0.1, "d {d} p {p}");
-    }
 }

@@ -7,6 +7,13 @@ use vload_schema::{HealthVerdict, LatencyKind};
 use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
 
+mod health;
+mod server;
+
+pub(crate) use health::health_headline;
+use health::{render_checks, render_health};
+use server::render_server;
+
 fn row(out: &mut String, name: &str, fields: &str, values: &str) {
     let _ = writeln!(out, "{name:<14}{fields:<36}{values}");
 }
@@ -62,55 +69,7 @@ pub(crate) fn latency_title(kind: LatencyKind) -> &'static str {
 /// Renders a summary as the text report.
 pub fn render(s: &Summary) -> String {
     let mut out = String::new();
-    let label = s
-        .label
-        .as_ref()
-        .map(|l| format!("  [{l}]"))
-        .unwrap_or_default();
-    let interrupted = if s.interrupted {
-        "  (interrupted: partial run)"
-    } else {
-        ""
-    };
-    let _ = writeln!(out, "vload: {}{label}{interrupted}", s.plan);
-    let requests = [
-        count(s.intended),
-        rate(s.rate_per_s),
-        rate(s.throughput_per_s),
-    ];
-    row(
-        &mut out,
-        "Requests",
-        "[total, rate, throughput]",
-        &requests.join(", "),
-    );
-    let ledger = [
-        count(s.intended),
-        count(s.sent),
-        count(s.requests),
-        count(s.unsent),
-        count(s.unfinished),
-    ];
-    row(
-        &mut out,
-        "Ledger",
-        "[due, sent, ended, unsent, open]",
-        &ledger.join(", "),
-    );
-    let durations = [
-        seconds(s.measured_s),
-        seconds(s.wait_s),
-        seconds(s.warmup_s),
-    ];
-    row(
-        &mut out,
-        "Duration",
-        "[measured, wait, warm-up]",
-        &durations.join(", "),
-    );
-    if let Some(address) = &s.server_address {
-        row(&mut out, "Server", "[address]", address);
-    }
+    render_head(&mut out, s);
     render_latency(&mut out, s);
     render_stages(&mut out, s);
     row(
@@ -143,6 +102,59 @@ pub fn render(s: &Summary) -> String {
     render_health(&mut out, s);
     render_checks(&mut out, s);
     out
+}
+
+/// What ran, the ledger, how long, against what.
+fn render_head(out: &mut String, s: &Summary) {
+    let label = s
+        .label
+        .as_ref()
+        .map(|l| format!("  [{l}]"))
+        .unwrap_or_default();
+    let interrupted = if s.interrupted {
+        "  (interrupted: partial run)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "vload: {}{label}{interrupted}", s.plan);
+    let requests = [
+        count(s.intended),
+        rate(s.rate_per_s),
+        rate(s.throughput_per_s),
+    ];
+    row(
+        out,
+        "Requests",
+        "[total, rate, throughput]",
+        &requests.join(", "),
+    );
+    let ledger = [
+        count(s.intended),
+        count(s.sent),
+        count(s.requests),
+        count(s.unsent),
+        count(s.unfinished),
+    ];
+    row(
+        out,
+        "Ledger",
+        "[due, sent, ended, unsent, open]",
+        &ledger.join(", "),
+    );
+    let durations = [
+        seconds(s.measured_s),
+        seconds(s.wait_s),
+        seconds(s.warmup_s),
+    ];
+    row(
+        out,
+        "Duration",
+        "[measured, wait, warm-up]",
+        &durations.join(", "),
+    );
+    if let Some(address) = &s.server_address {
+        row(out, "Server", "[address]", address);
+    }
 }
 
 /// The primary latency, with its kind and the long-tail note, then service time.
@@ -261,17 +273,13 @@ impl StageColumns {
         }
         if self.sweep {
             cells.push(st.slo.unwrap_or("n/a").to_owned());
-            cells.push(st.health.map_or("n/a", verdict_word).to_owned());
+            cells.push(st.health.map_or("n/a", HealthVerdict::name).to_owned());
         }
         if self.cpu {
             cells.push(or_na(st.server_cpu_per_request_ns.map(duration_ns)));
         }
         cells
     }
-}
-
-fn verdict_word(v: HealthVerdict) -> &'static str {
-    v.name()
 }
 
 fn render_connections(out: &mut String, s: &Summary) {
@@ -483,192 +491,5 @@ fn render_cache(out: &mut String, s: &Summary) {
     }
     if let Some(miss) = &s.miss {
         row(out, "  misses", "[p50, p99, mean]", &short(miss));
-    }
-}
-
-fn render_server(out: &mut String, s: &Summary) {
-    let Some(server) = &s.server else {
-        return;
-    };
-    if let Some(v) = &server.varnish {
-        render_varnish(out, v, server);
-    }
-    if let Some(p) = &server.process {
-        row(
-            out,
-            "Server CPU",
-            "[total, per request, cores]",
-            &format!(
-                "{}, {}, {}  (pid {} {}, {} process{}; user {}, system {})",
-                seconds(p.cpu_s()),
-                or_na(server.cpu_per_request_ns.map(duration_ns)),
-                or_na(server.cores.map(|c| format!("{c:.2}"))),
-                p.pid,
-                p.name,
-                p.processes,
-                if p.processes == 1 { "" } else { "es" },
-                seconds(p.user_s),
-                seconds(p.system_s)
-            ),
-        );
-    }
-    for finding in &server.findings {
-        let _ = writeln!(out, "{:14}! {finding}", "");
-    }
-}
-
-/// Varnish's counters beside vload's counts for the span they cover.
-fn render_varnish(
-    out: &mut String,
-    v: &vload_schema::VarnishRecord,
-    server: &crate::summary::ServerSummary,
-) {
-    let c = |name: &str| count(v.counters.get(name).copied().unwrap_or(0));
-    let span = server.vload_span.unwrap_or(crate::summary::SpanCounts {
-        completed: 0,
-        hits: 0,
-        connections: 0,
-    });
-    let over = if v.covers == "attack" {
-        "whole attack, warm-up included: Varnish had not published the warm-up's counts at its end"
-    } else {
-        "measured window"
-    };
-    let _ = writeln!(out, "Varnish       {over}");
-    let requests = v.counters.get("client_req").copied().unwrap_or(0);
-    let hits = v.counters.get("cache_hit").copied().unwrap_or(0);
-    let ratio = |hits: u64, n: u64| {
-        if n > 0 {
-            percent(hits as f64 / n as f64)
-        } else {
-            "n/a".to_owned()
-        }
-    };
-    row(
-        out,
-        "",
-        "[client_req, cache_hit, miss]",
-        &format!(
-            "{}, {}, {}  (vload {}, {}; hit ratio Varnish {}, vload {})",
-            c("client_req"),
-            c("cache_hit"),
-            c("cache_miss"),
-            count(span.completed),
-            count(span.hits),
-            ratio(hits, requests),
-            ratio(span.hits, span.completed)
-        ),
-    );
-    row(
-        out,
-        "",
-        "[backend_req, sess_conn, lru_nuked]",
-        &format!(
-            "{}, {}, {}  (vload opened {} connections)",
-            c("backend_req"),
-            c("sess_conn"),
-            c("n_lru_nuked"),
-            count(span.connections)
-        ),
-    );
-    row(
-        out,
-        "",
-        "[threads_limited, sess_dropped]",
-        &format!("{}, {}", c("threads_limited"), c("sess_dropped")),
-    );
-}
-
-/// The verdict in words: what limited the load, and what that makes of the numbers. One
-/// word per cause, the signal that proves it named.
-pub(crate) fn health_headline(h: &vload_schema::ClientHealth) -> String {
-    use vload_schema::Cause;
-    let top = h
-        .signals
-        .iter()
-        .find(|s| s.level == h.verdict && s.level != HealthVerdict::Ok);
-    let meaning = match (h.verdict, top.map(|s| s.cause)) {
-        (HealthVerdict::Ok, _) => "the load was applied as planned",
-        (HealthVerdict::ClientBound, _) => {
-            "vload's own threads were the limit: these numbers measure vload, not the server"
-        }
-        (HealthVerdict::MachineBusy, _) => {
-            "other processes or a pause of the machine kept vload from applying the planned load: the numbers include that"
-        }
-        (HealthVerdict::ConnectionCapped, _) => {
-            "requests waited for one of the connections vload may open (--max-connections): their wait is in their response time"
-        }
-        (HealthVerdict::ServerLimited, _) => {
-            "the server was too slow for the planned load (requests waited for connections it had not yet accepted or answered): the numbers are the server's"
-        }
-        // Files of schema v1 and v2.
-        (HealthVerdict::Warn, Some(Cause::Machine)) => {
-            "the machine, not vload, paused: results include those pauses"
-        }
-        (HealthVerdict::Warn, Some(Cause::ConnectionCap)) => {
-            "requests waited for a free connection (--max-connections)"
-        }
-        (HealthVerdict::Warn, _) => "vload came close to its limits",
-    };
-    match top {
-        Some(signal) => format!(
-            "{}: {meaning} (signal: {})",
-            h.verdict.word(),
-            signal.signal
-        ),
-        None => format!("{}: {meaning}", h.verdict.word()),
-    }
-}
-
-fn render_checks(out: &mut String, s: &Summary) {
-    if s.checks.is_empty() {
-        return;
-    }
-    for (i, c) in s.checks.iter().enumerate() {
-        let mark = match c.verdict {
-            vload_schema::CheckVerdict::Pass => "ok",
-            vload_schema::CheckVerdict::Fail => "FAIL",
-            vload_schema::CheckVerdict::Unknown => "?",
-        };
-        let title = if i == 0 { "Checks" } else { "" };
-        let _ = writeln!(out, "{title:<14}{mark:<5}{}", c.message);
-    }
-}
-
-fn render_health(out: &mut String, s: &Summary) {
-    let h = &s.health;
-    let verdict = health_headline(h);
-    let mut facts = vec![
-        format!("client CPU {} of all cores", percent(h.cpu_util)),
-        format!("busiest thread on a CPU {}", percent(h.max_thread_busy)),
-    ];
-    if let Some(waiting) = h.max_thread_waiting {
-        facts.push(format!("waiting for one {}", percent(waiting)));
-    }
-    if let Some(peak) = h.peak_connections {
-        facts.push(format!("connections at most {}", count(peak)));
-    }
-    if let Some(hiccup) = h.hiccup_p99_ns {
-        facts.push(format!("hiccup p99 {}", duration_ns(hiccup as f64)));
-    }
-    if let Some(lag) = h.dispatch_lag_p99_ns {
-        facts.push(format!("dispatch lag p99 {}", duration_ns(lag as f64)));
-        facts.push(format!("late sends {}", count(s.late_sends)));
-    }
-    let _ = writeln!(out, "Client health {verdict}");
-    let _ = writeln!(out, "{:14}{}", "", facts.join(", "));
-    if h.signals.is_empty() {
-        // Files of schema v1: reasons without signals.
-        for reason in &h.reasons {
-            let _ = writeln!(out, "{:14}- {reason}", "");
-        }
-    }
-    for signal in &h.signals {
-        let note = if signal.level == HealthVerdict::Ok {
-            "note: "
-        } else {
-            ""
-        };
-        let _ = writeln!(out, "{:14}- {note}{}", "", signal.message);
     }
 }
