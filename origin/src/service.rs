@@ -236,20 +236,7 @@ pub(crate) async fn handle(
         (None, Some(delay)) => precise_sleep(delay).await,
         (None, None) => {}
     }
-    let mut body = match params.size {
-        Some(size) => SynthBody::sized(body_len(size, path)),
-        None => SynthBody::hello(),
-    };
-    if params.chunked {
-        body = body.chunked();
-    }
-    if let Some(bps) = params.slow_bytes_per_s.or(config.slow_body_bytes_per_s) {
-        body = body.paced(bps);
-    }
-    if params.reset == Some(Reset::MidBody) {
-        body = body.reset_midway(conn.fd);
-    }
-    let mut response = Response::new(body);
+    let mut response = Response::new(body(&params, path, config, &conn));
     *response.status_mut() = params.status.unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
@@ -271,6 +258,24 @@ pub(crate) async fn handle(
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }
     Ok(response)
+}
+
+/// The response body a request's parameters ask for.
+fn body(params: &Params<'_>, path: &str, config: &OriginConfig, conn: &ConnState) -> SynthBody {
+    let mut body = match params.size {
+        Some(size) => SynthBody::sized(body_len(size, path)),
+        None => SynthBody::hello(),
+    };
+    if params.chunked {
+        body = body.chunked();
+    }
+    if let Some(bps) = params.slow_bytes_per_s.or(config.slow_body_bytes_per_s) {
+        body = body.paced(bps);
+    }
+    if params.reset == Some(Reset::MidBody) {
+        body = body.reset_midway(conn.fd);
+    }
+    body
 }
 
 /// Sleeps to within microseconds: tokio's own timer rounds up to whole milliseconds, which

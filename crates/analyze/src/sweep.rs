@@ -336,6 +336,40 @@ fn round3(x: f64) -> f64 {
     (x / scale).round() * scale
 }
 
+/// Why a sweep stopped without a verdict on the server: the load was not applied as planned
+/// (vload's threads, the machine or the connection cap), at which step, and what the steps
+/// before it showed.
+fn not_applied(
+    stopped_by: &str,
+    max: Option<f64>,
+    steps: &[(f64, StageRecord, StepOutcome)],
+    slo: &str,
+) -> String {
+    let (at, why) = steps
+        .iter()
+        .rev()
+        .find_map(|(r, _, o)| match o {
+            StepOutcome::ClientBound(why)
+            | StepOutcome::MachineBusy(why)
+            | StepOutcome::Capped(why) => Some((*r, why.as_str())),
+            _ => None,
+        })
+        .unwrap_or((f64::NAN, "the load was not applied as planned"));
+    let floor = max.map_or_else(
+        || "no step met the SLO before that".to_owned(),
+        |m| format!("the server met the SLO ({slo}) up to {} at least", rate(m)),
+    );
+    let who = match stopped_by {
+        "client" => "vload's own threads were the limit",
+        "machine" => "the machine was busy (other processes took the cores)",
+        _ => "requests waited for the connection cap (--max-connections)",
+    };
+    format!(
+        "{who} at {} ({why}): the sweep stopped without a verdict on the server; {floor}",
+        rate(at)
+    )
+}
+
 /// The sweep's answer from its search and steps.
 pub fn verdict(
     search: &Search,
@@ -353,29 +387,7 @@ pub fn verdict(
     let slo = slo::slo_text(terms);
     let mut summary = match (stopped_by, max, fail) {
         ("client" | "machine" | "connection_cap", _, _) => {
-            let (at, why) = steps
-                .iter()
-                .rev()
-                .find_map(|(r, _, o)| match o {
-                    StepOutcome::ClientBound(why)
-                    | StepOutcome::MachineBusy(why)
-                    | StepOutcome::Capped(why) => Some((*r, why.as_str())),
-                    _ => None,
-                })
-                .unwrap_or((f64::NAN, "the load was not applied as planned"));
-            let floor = max.map_or_else(
-                || "no step met the SLO before that".to_owned(),
-                |m| format!("the server met the SLO ({slo}) up to {} at least", rate(m)),
-            );
-            let who = match stopped_by {
-                "client" => "vload's own threads were the limit",
-                "machine" => "the machine was busy (other processes took the cores)",
-                _ => "requests waited for the connection cap (--max-connections)",
-            };
-            format!(
-                "{who} at {} ({why}): the sweep stopped without a verdict on the server; {floor}",
-                rate(at)
-            )
+            not_applied(stopped_by, max, steps, &slo)
         }
         ("interrupted", _, _) => format!(
             "interrupted: {}",

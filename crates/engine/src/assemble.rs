@@ -248,22 +248,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         mode,
         target: request.url.to_string(),
         method: request.method.to_string(),
-        headers: request
-            .headers
-            .iter()
-            .map(|(n, v)| {
-                let value = String::from_utf8_lossy(v.as_bytes());
-                vload_schema::Header {
-                    name: n.to_string(),
-                    // Credentials never reach a file that is shared and compared.
-                    value: if crate::url::is_secret_header(n.as_str()) {
-                        crate::url::redact(&value)
-                    } else {
-                        value.into_owned()
-                    },
-                }
-            })
-            .collect(),
+        headers: headers_record(&request.headers),
         body_bytes: request.body.len() as u64,
         connections: plan.connections(),
         rate_per_s,
@@ -289,11 +274,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         streams: plan.protocol.is_http2().then_some(plan.protocol.streams()),
         tls: plan.tls.as_ref().map(|t| vload_schema::TlsRecord {
             server_name: t.server_name.clone(),
-            verify: match &t.verify {
-                Verify::SystemRoots => "system roots".to_owned(),
-                Verify::CaFile(path) => format!("ca file {}", path.display()),
-                Verify::Insecure => "insecure (not verified)".to_owned(),
-            },
+            verify: verify_text(&t.verify),
         }),
         shard: plan.shard.map(|s| vload_schema::ShardRecord {
             index: s.index,
@@ -304,6 +285,33 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         start_at: plan.start_at.map(env::rfc3339),
         expect_status: (plan.expect_status != vload_schema::DEFAULT_EXPECTED)
             .then(|| plan.expect_status.clone()),
+    }
+}
+
+/// The request's headers as the run file keeps them: credentials redacted, since the file
+/// is shared and compared.
+fn headers_record(headers: &http::HeaderMap) -> Vec<vload_schema::Header> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            let value = String::from_utf8_lossy(v.as_bytes());
+            vload_schema::Header {
+                name: n.to_string(),
+                value: if crate::url::is_secret_header(n.as_str()) {
+                    crate::url::redact(&value)
+                } else {
+                    value.into_owned()
+                },
+            }
+        })
+        .collect()
+}
+
+fn verify_text(verify: &Verify) -> String {
+    match verify {
+        Verify::SystemRoots => "system roots".to_owned(),
+        Verify::CaFile(path) => format!("ca file {}", path.display()),
+        Verify::Insecure => "insecure (not verified)".to_owned(),
     }
 }
 

@@ -6,9 +6,8 @@ use anyhow::{Context as _, bail};
 use http::Uri;
 use vload_engine::{AttackPlan, TlsOptions, Verify};
 
-use super::flags::{
-    ConnectionArgs, LoadArgs, OutputArgs, PickArg, RequestArgs, ServerArgs, TargetArgs,
-};
+use super::flags::{ConnectionArgs, LoadArgs, OutputArgs, RequestArgs, ServerArgs};
+use super::targets::{PickArg, TargetArgs};
 
 /// Send load to a URL and report what happened.
 #[derive(Debug, Clone, clap::Args)]

@@ -2,6 +2,7 @@
 
 pub(crate) mod args;
 pub(crate) mod flags;
+pub(crate) mod targets;
 
 use std::io::IsTerminal as _;
 

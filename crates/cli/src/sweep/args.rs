@@ -7,8 +7,9 @@ use vload_schema::SloTerm;
 
 use crate::attack::AttackArgs;
 use crate::attack::flags::{
-    ArrivalArg, ConnectionArgs, LoadArgs, OutputArgs, Rate, RequestArgs, ServerArgs, TargetArgs,
+    ArrivalArg, ConnectionArgs, LoadArgs, OutputArgs, Rate, RequestArgs, ServerArgs,
 };
+use crate::attack::targets::TargetArgs;
 use crate::parse;
 
 /// Find the highest rate a server holds within an SLO: open-loop steps of rising rate, each

@@ -36,18 +36,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             announce(&plan, session.builtin(), args.url.is_none());
         }
         let n = runs.len() + 1;
-        let stage = args.stage_for(step_rate);
-        let longer = if stage > s.stage {
-            " (longer than --stage, to tell whether it is steady and to measure the SLO's quantiles)"
-        } else {
-            ""
-        };
-        crate::paint::say!(
-            "vload: step {n}: {} for {}{longer} after {} of warm-up",
-            rate(step_rate),
-            humantime::format_duration(stage),
-            humantime::format_duration(s.warmup)
-        );
+        say_step(args, n, step_rate);
         let run = session.attack(&step, plan)?;
         // Placed on the sweep's clock once every step has run.
         let record = step_record(&run, (n - 1) as u32, 0.0, &s.slo.0);
@@ -71,17 +60,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         );
         let met = matches!(outcome, StepOutcome::Met(_));
         search.record(step_rate, &outcome, repeatable(step_rate, &record));
-        match search.next() {
-            Some(next) if next == step_rate && !met => crate::paint::say!(
-                "vload: step {n}: the machine, not the server, may be the cause (see its health): running {} again (--retries)",
-                rate(step_rate)
-            ),
-            Some(next) if search.max_rate() == Some(next) => crate::paint::say!(
-                "vload: confirming the answer: running {} again; a miss there overturns it (--retries)",
-                rate(next)
-            ),
-            _ => {}
-        }
+        say_next(&search, n, step_rate, met);
         runs.push((format!("step {n} at {}", rate(step_rate)), run));
         judged.push((step_rate, record, outcome));
     }
@@ -108,6 +87,37 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         return Err(error);
     }
     Ok(if balanced { code } else { ExitCode::from(2) })
+}
+
+/// `vload: step 3: 1,500.0/s for 10s after 2s of warm-up`.
+fn say_step(args: &SweepArgs, n: usize, step_rate: f64) {
+    let stage = args.stage_for(step_rate);
+    let longer = if stage > args.sweep.stage {
+        " (longer than --stage, to tell whether it is steady and to measure the SLO's quantiles)"
+    } else {
+        ""
+    };
+    crate::paint::say!(
+        "vload: step {n}: {} for {}{longer} after {} of warm-up",
+        rate(step_rate),
+        humantime::format_duration(stage),
+        humantime::format_duration(args.sweep.warmup)
+    );
+}
+
+/// Why the next step runs a rate again: a retry of a miss, or the answer's confirmation.
+fn say_next(search: &Search, n: usize, step_rate: f64, met: bool) {
+    match search.next() {
+        Some(next) if next == step_rate && !met => crate::paint::say!(
+            "vload: step {n}: the machine, not the server, may be the cause (see its health): running {} again (--retries)",
+            rate(step_rate)
+        ),
+        Some(next) if search.max_rate() == Some(next) => crate::paint::say!(
+            "vload: confirming the answer: running {} again; a miss there overturns it (--retries)",
+            rate(next)
+        ),
+        _ => {}
+    }
 }
 
 /// `2,000.0/s: met: p99 4.10 ms (limit 10.00 ms), throughput 1,999.8/s`.
