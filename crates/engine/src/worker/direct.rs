@@ -32,7 +32,8 @@ use vload_timer::nanos_between;
 
 use super::job::{Flow, Job};
 use super::open::{BATCH, Due, IDLE_REAP, Open};
-use super::state::{Ended, Worker};
+use super::recording::Ended;
+use super::state::Worker;
 use super::{CONNECT_BACKOFF, Clock, WorkerMsg, WorkerSetup, on_park, on_unpark};
 use crate::failure::Failure;
 use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, io_failure, make_room};

@@ -18,6 +18,7 @@ mod closed;
 mod direct;
 mod job;
 mod open;
+mod recording;
 mod serve;
 mod state;
 
