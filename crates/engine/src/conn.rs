@@ -25,10 +25,11 @@ use vload_schema::ErrorKind;
 
 use crate::cache::classify as classify_headers;
 use crate::failure::{Failure, io_kind, is_client_limit};
-use crate::h1::{H1Conn, Response};
+use crate::h1::H1Conn;
 use crate::http2::H2Conn;
 use crate::plan::{Client, Protocol};
 use crate::request::Request;
+use crate::response::Response;
 use crate::tls::Io;
 
 /// What a dialer makes connections with.

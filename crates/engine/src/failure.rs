@@ -31,3 +31,9 @@ pub(crate) fn is_client_limit(error: &std::io::Error) -> bool {
         Some(libc::EMFILE | libc::ENFILE | libc::EADDRNOTAVAIL | libc::ENOBUFS | libc::ENOMEM)
     )
 }
+
+/// An io error while reading or writing, by kind.
+pub(crate) fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
+    let kind = io_kind(error, in_body);
+    (kind, format!("connection error: {error}"))
+}

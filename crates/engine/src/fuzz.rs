@@ -110,7 +110,9 @@ fn pieces<'a>(input: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
 
 mod http1 {
     use super::*;
-    use crate::h1::{Decoder, Failure, Response, Step};
+    use crate::failure::Failure;
+    use crate::h1::{Decoder, Step};
+    use crate::response::Response;
 
     /// How a connection ended one response: decoded (and how many bytes it took), ended by
     /// the close, or failed.

@@ -23,9 +23,9 @@ use vload_schema::ErrorKind;
 
 use crate::cache::{CacheClass, CacheSource};
 use crate::failure::{Failure, io_kind};
-use crate::h1::Response;
 use crate::hpack::{Decoder, Encoder, MAX_BLOCK};
 use crate::request::Request;
+use crate::response::Response;
 use crate::tls::Io;
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -75,6 +75,7 @@ mod plan;
 mod rate;
 mod record;
 mod request;
+mod response;
 mod run;
 mod schedule;
 mod staged;

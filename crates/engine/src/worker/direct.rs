@@ -36,7 +36,8 @@ use super::recording::Ended;
 use super::state::Worker;
 use super::{CONNECT_BACKOFF, Clock, WorkerMsg, WorkerSetup, on_park, on_unpark};
 use crate::failure::Failure;
-use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, io_failure, make_room};
+use crate::failure::io_failure;
+use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, make_room};
 use crate::observe::Stop;
 use crate::plan::{Client, Protocol};
 
@@ -731,7 +732,7 @@ impl Direct<'_> {
 
     /// Records how slot `i`'s exchange ended (`None`: it timed out) and moves the slot on:
     /// the next request on the same connection, a new connection, or the end.
-    fn finish(&mut self, i: usize, result: Option<Result<crate::h1::Response, Failure>>) {
+    fn finish(&mut self, i: usize, result: Option<Result<crate::response::Response, Failure>>) {
         let done = Instant::now();
         self.last_done = done;
         let slot = &mut self.slots[i];

@@ -15,10 +15,10 @@ use super::state::Worker;
 use crate::cache::{CacheClass, CacheSource};
 use crate::conn::Conn;
 use crate::failure::Failure;
-use crate::h1::Response;
 use crate::plan::AttackPlan;
 use crate::rate::Curve;
 use crate::record::IntervalStats;
+use crate::response::Response;
 
 /// How one request ended.
 pub(super) enum Outcome {
