@@ -26,7 +26,7 @@ use vload_schema::ErrorKind;
 use crate::cache::classify as classify_headers;
 use crate::failure::{Failure, io_kind, is_client_limit};
 use crate::h1::H1Conn;
-use crate::http2::H2Conn;
+use crate::h2::H2Conn;
 use crate::plan::{Client, Protocol};
 use crate::request::Request;
 use crate::response::Response;

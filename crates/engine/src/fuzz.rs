@@ -251,8 +251,8 @@ mod http1 {
 
 mod http2 {
     use super::*;
-    use crate::hpack::Encoder;
-    use crate::http2::fuzzing::{Frames, Observed};
+    use crate::h2::fuzzing::{Frames, Observed};
+    use crate::h2::hpack::Encoder;
 
     /// Feeds `input` in `cuts` to a connection with three streams in flight (1, 3, 5).
     fn read(input: &[u8], cuts: &[usize]) -> Observed {
@@ -381,7 +381,7 @@ mod hpack {
     use std::collections::VecDeque;
 
     use super::*;
-    use crate::hpack::{Decoder, STATIC, TABLE_SIZE, huffman_encode};
+    use crate::h2::hpack::{Decoder, STATIC, TABLE_SIZE, huffman_encode};
 
     /// One representation of a field (RFC 7541 section 6).
     #[derive(Debug, Clone)]
@@ -532,7 +532,7 @@ mod hpack {
         (block, fields)
     }
 
-    fn decode(decoder: &mut Decoder, block: &[u8]) -> Result<Fields, crate::hpack::HpackError> {
+    fn decode(decoder: &mut Decoder, block: &[u8]) -> Result<Fields, crate::h2::hpack::HpackError> {
         let mut fields = Vec::new();
         decoder.decode(
             block,

@@ -67,9 +67,8 @@ mod failure;
 #[cfg(test)]
 mod fuzz;
 mod h1;
+mod h2;
 mod health;
-mod hpack;
-mod http2;
 mod observe;
 mod plan;
 mod rate;
