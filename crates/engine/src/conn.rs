@@ -426,19 +426,27 @@ impl<F: Future, D: FnMut(&mut Context<'_>) -> bool> Future for Until<'_, F, D> {
     }
 }
 
-/// True once `deadline` has passed; re-arms `timer` when it fired for an earlier one.
+/// True once `deadline` has passed. The connection's one timer is re-armed when it would
+/// fire after `deadline` (a request that waited in the queue before this connection was
+/// made is due to time out before the timer the connection started with), and when it
+/// fired for an earlier deadline; a request that follows the last in time, the usual case,
+/// costs no re-arming until then.
 fn timed_out(
     mut timer: Pin<&mut tokio::time::Sleep>,
     deadline: Instant,
     cx: &mut Context<'_>,
 ) -> bool {
+    let at = tokio::time::Instant::from_std(deadline);
+    if timer.deadline() > at {
+        timer.as_mut().reset(at);
+    }
     if timer.as_mut().poll(cx).is_pending() {
         return false;
     }
     if Instant::now() >= deadline {
         return true;
     }
-    timer.as_mut().reset(deadline.into());
+    timer.as_mut().reset(at);
     timer.poll(cx).is_ready()
 }
 

@@ -85,7 +85,7 @@ mod worker;
 
 pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
-pub use plan::{Arrival, AttackPlan, Client, Load, Protocol, RequestTemplate, Shard, Stop};
+pub use plan::{Arrival, AttackPlan, Client, Driver, Load, Protocol, RequestTemplate, Shard, Stop};
 pub use rate::{RatePlan, RatePlanError, RateStage};
 pub use run::run;
 pub use targets::{

@@ -119,6 +119,23 @@ pub struct AttackPlan {
     pub start_at: Option<std::time::SystemTime>,
     /// The statuses that count as success (`--expect-status`; 2xx and 3xx by default).
     pub expect_status: Vec<vload_schema::StatusRange>,
+    /// Which driver runs the workers' connections (for the engine's own tests; not a
+    /// user's setting and not in the run file).
+    #[doc(hidden)]
+    pub driver: Driver,
+}
+
+/// Which driver a worker runs its connections on. Not a user's choice: the engine's tests
+/// run plain HTTP/1.1 attacks on both, so that each stays tested.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Driver {
+    /// The worker's own epoll loop where it serves the attack (plain HTTP/1.1 through the
+    /// lean client on Linux), tokio otherwise.
+    #[default]
+    Auto,
+    /// tokio, whatever the attack.
+    Tokio,
 }
 
 /// What a connection speaks. One value, so no combination of flags can ask for HTTP/1.1
@@ -228,6 +245,7 @@ impl AttackPlan {
             shard: None,
             start_at: None,
             expect_status: vload_schema::DEFAULT_EXPECTED.to_vec(),
+            driver: Driver::Auto,
         }
     }
 

@@ -39,7 +39,7 @@ use crate::failure::Failure;
 use crate::failure::io_failure;
 use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, make_room};
 use crate::observe::Stop;
-use crate::plan::{Client, Protocol};
+use crate::plan::{Client, Driver, Protocol};
 
 /// How often timeouts, connect back-offs and interrupts are looked at. A timed-out request
 /// is recorded at the timeout whenever it is noticed; this only bounds how long after it its
@@ -57,7 +57,8 @@ const WAKE: u64 = u64::MAX - 1;
 /// True when `setup` is an attack this loop serves: plain HTTP/1.1 with the lean client, no
 /// TLS, no target files; closed or open loop.
 pub(super) fn serves(setup: &WorkerSetup) -> bool {
-    setup.targets.is_none()
+    setup.plan.driver == Driver::Auto
+        && setup.targets.is_none()
         && setup.tls.is_none()
         && setup.plan.tls.is_none()
         && matches!(

@@ -1,7 +1,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use vload_engine::{AttackPlan, Interrupt, Load, RequestTemplate, Stop, run};
+use std::cell::Cell;
+
+use vload_engine::{AttackPlan, Driver, Interrupt, Load, RequestTemplate, Stop, run};
 use vload_schema::RunFile;
 
 pub(crate) use vload_origin::{OriginConfig, OriginHandle, Stall, spawn};
@@ -49,6 +51,18 @@ pub(crate) fn count(n: u64) -> Stop {
     }
 }
 
+thread_local! {
+    /// The driver this test's attacks run on ([`on_driver`]).
+    static DRIVER: Cell<Driver> = const { Cell::new(Driver::Auto) };
+}
+
+/// Runs `test` with its attacks on `driver`.
+pub(crate) fn on_driver(driver: Driver, test: impl FnOnce()) {
+    DRIVER.set(driver);
+    test();
+    DRIVER.set(Driver::Auto);
+}
+
 /// Load tests take turns: on a two-core machine, parallel attacks would measure each other.
 pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -63,7 +77,10 @@ pub(crate) fn attack(plan: AttackPlan) -> RunFile {
 
 /// [`attack`] for a caller that already holds the [`serial`] turn (so that what it times
 /// around the attack starts with it, not while another test's attack runs).
-pub(crate) fn attack_in_turn(plan: AttackPlan) -> RunFile {
+pub(crate) fn attack_in_turn(mut plan: AttackPlan) -> RunFile {
+    if plan.driver == Driver::Auto {
+        plan.driver = DRIVER.get();
+    }
     let run = run(plan, &mut (), &Interrupt::new()).expect("attack runs");
     let text = run.to_json();
     let back = RunFile::from_json(&text).expect("run file parses");
