@@ -1,0 +1,225 @@
+//! The worker's clock, one for both drivers: interval ticks, the end of the window,
+//! interrupts, the grace period after them, and the thread's idle (parked) time.
+//!
+//! A driver steps the clock with the time after each wake-up ([`Clock::step`]) and sleeps no
+//! later than [`Clock::next_wake`]; what differs between drivers is how they dispatch an
+//! open loop's requests and reap idle connections ([`Dispatcher`]).
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::WorkerMsg;
+use super::state::Worker;
+use crate::observe::Stop;
+
+/// In-flight requests get this long to finish after Ctrl-C.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// After a time-bounded window, in-flight requests get the request timeout and this.
+const END_GRACE: Duration = Duration::from_millis(100);
+
+/// What a driver does for the clock.
+pub(super) trait Dispatcher {
+    /// Open loop: sends what fell due by `now` (at the window's end: what fell due in it).
+    fn dispatch(&mut self, now: Instant);
+    /// Once a second: closes connections idle too long and expires requests that waited in
+    /// the queue past their deadline.
+    fn reap(&mut self, now: Instant);
+}
+
+/// The tokio driver's side of the clock: its tasks do the rest.
+pub(super) struct Tasks<'w>(pub(super) &'w Rc<Worker>);
+
+impl Dispatcher for Tasks<'_> {
+    fn dispatch(&mut self, now: Instant) {
+        super::serve::dispatch_due(self.0, now);
+    }
+
+    fn reap(&mut self, now: Instant) {
+        self.0.reap_idle(now);
+        self.0.expire_waiting(now);
+    }
+}
+
+/// The worker's clock (see the module's docs).
+pub(super) struct Clock {
+    /// The window's planned end, for a time-bounded attack.
+    end: Option<Instant>,
+    timeout: Duration,
+    /// The interval open, and when it closes.
+    index: u32,
+    tick: Instant,
+    /// When in-flight requests stop being waited for, once sending has stopped.
+    grace: Option<Instant>,
+    /// When the attack stopped sending, if it was stopped.
+    attack_end: Option<Instant>,
+    interrupt: watch::Receiver<Stop>,
+    /// What the run was last told.
+    seen: Stop,
+    /// The first step reads the interrupt whatever its version: one that came before the
+    /// start was already marked seen by the wait for it.
+    fresh: bool,
+}
+
+impl Clock {
+    pub(super) fn new(
+        t0: Instant,
+        end: Option<Instant>,
+        timeout: Duration,
+        interrupt: watch::Receiver<Stop>,
+    ) -> Clock {
+        Clock {
+            end,
+            timeout,
+            index: 0,
+            tick: t0 + Duration::from_secs(1),
+            grace: None,
+            attack_end: None,
+            interrupt,
+            seen: Stop::Running,
+            fresh: true,
+        }
+    }
+
+    /// The index of the interval still open, and when the attack stopped sending (if it was
+    /// stopped: its window's end, or an interrupt).
+    pub(super) fn finish(&self) -> (u32, Option<Instant>) {
+        (self.index, self.attack_end)
+    }
+
+    /// The latest a driver may sleep: the next tick, the window's end, the grace's end.
+    pub(super) fn next_wake(&self) -> Instant {
+        let mut wake = self.tick;
+        if let Some(end) = self.end
+            && self.grace.is_none()
+        {
+            wake = wake.min(end);
+        }
+        if let Some(grace) = self.grace {
+            wake = wake.min(grace);
+        }
+        wake
+    }
+
+    /// Acts on the time: ships interval after interval as seconds pass, ends the window at
+    /// its planned end (however late this thread noticed it), takes in an interrupt. False
+    /// once the grace period is over: the driver stops waiting for what is in flight.
+    pub(super) fn step(
+        &mut self,
+        worker: &Worker,
+        to_collector: &mpsc::Sender<WorkerMsg>,
+        now: Instant,
+        driver: &mut dyn Dispatcher,
+    ) -> bool {
+        while now >= self.tick {
+            worker.flush(self.index, to_collector);
+            driver.reap(now);
+            self.index += 1;
+            self.tick += Duration::from_secs(1);
+        }
+        if let Some(end) = self.end
+            && now >= end
+            && self.grace.is_none()
+        {
+            self.end_window(worker, end, driver);
+        }
+        self.read_interrupt(worker, driver);
+        self.grace.is_none_or(|grace| now < grace)
+    }
+
+    /// True while an interrupt may still come (for a driver that waits on it).
+    pub(super) fn listening(&self) -> bool {
+        self.seen != Stop::Interrupt
+    }
+
+    /// Resolves when the run is told something (the tokio driver's wake-up for it).
+    pub(super) async fn told(&mut self) {
+        if self.interrupt.changed().await.is_err() {
+            // Nobody can end the run once the sender is gone: read as an interrupt.
+            self.fresh = true;
+        }
+    }
+
+    fn read_interrupt(&mut self, worker: &Worker, driver: &mut dyn Dispatcher) {
+        let stop = match self.interrupt.has_changed() {
+            Err(_) => Stop::Interrupt,
+            Ok(changed) if changed || self.fresh => *self.interrupt.borrow_and_update(),
+            Ok(_) => return,
+        };
+        self.fresh = false;
+        if stop <= self.seen {
+            return;
+        }
+        self.seen = stop;
+        let now = Instant::now();
+        match stop {
+            Stop::EndWindow if self.grace.is_none() => self.end_window(worker, now, driver),
+            Stop::Interrupt => {
+                self.attack_end.get_or_insert(now);
+                worker.begin_stop();
+                let limit = now + INTERRUPT_GRACE;
+                self.grace = Some(self.grace.map_or(limit, |g| g.min(limit)));
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the window at `end` (planned, or now): the open loop dispatches what fell due in
+    /// it (sending what is due before the end, counting what fell due too long ago as never
+    /// sent), nothing more is sent, and in-flight requests get the request timeout.
+    fn end_window(&mut self, worker: &Worker, end: Instant, driver: &mut dyn Dispatcher) {
+        let now = Instant::now();
+        self.attack_end = Some(end.min(now));
+        worker.end_window(end);
+        driver.dispatch(now);
+        worker.begin_stop();
+        self.grace = Some(Instant::now() + self.timeout + END_GRACE);
+    }
+
+    /// The tokio driver's loop: steps the clock at each wake-up until every task has ended
+    /// or the grace period is over.
+    pub(super) async fn run(
+        &mut self,
+        worker: &Rc<Worker>,
+        to_collector: &mpsc::Sender<WorkerMsg>,
+    ) {
+        let mut tasks = Tasks(worker);
+        while self.step(worker, to_collector, Instant::now(), &mut tasks) {
+            let listening = self.listening();
+            let wake = self.next_wake();
+            tokio::select! {
+                biased;
+                () = worker.all_done.notified() => break,
+                () = tokio::time::sleep_until(wake.into()) => {}
+                () = self.told(), if listening => {}
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// When the thread parked (went idle) last, and the total time parked.
+    static PARKED: Cell<(Option<Instant>, Duration)> = const { Cell::new((None, Duration::ZERO)) };
+}
+
+/// The thread goes idle (a runtime parks, an epoll wait begins).
+pub(super) fn on_park() {
+    PARKED.with(|p| p.set((Some(Instant::now()), p.get().1)));
+}
+
+/// The thread is awake again.
+pub(super) fn on_unpark() {
+    PARKED.with(|p| {
+        if let (Some(since), total) = p.get() {
+            p.set((None, total + since.elapsed()));
+        }
+    });
+}
+
+/// The calling thread's time parked so far.
+pub(super) fn parked() -> Duration {
+    PARKED.with(|p| p.get().1)
+}
