@@ -63,7 +63,7 @@ pub(crate) fn collect(
     hlog: Option<(File, &std::path::Path)>,
 ) -> Result<Collected, EngineError> {
     let mut inbox = Inbox::new(setup.workers as usize);
-    let mut state = State::new(setup);
+    let mut state = Tally::new(setup);
     let mut log_file = hlog.map(|(file, path)| (BufWriter::new(file), path));
     let mut serializer = V2DeflateSerializer::new();
     let mut log = match &mut log_file {
@@ -227,7 +227,7 @@ impl<'a, 'b> Hlog<'a, 'b> {
     }
 }
 
-struct State<'a> {
+struct Tally<'a> {
     setup: &'a CollectSetup,
     intervals: Vec<Interval>,
     totals: IntervalStats,
@@ -244,10 +244,10 @@ struct State<'a> {
     last_warmup: Option<(usize, IntervalStats)>,
 }
 
-impl<'a> State<'a> {
+impl<'a> Tally<'a> {
     fn new(setup: &'a CollectSetup) -> Self {
         let settings = HistogramSettings::default();
-        State {
+        Tally {
             setup,
             intervals: Vec::new(),
             totals: IntervalStats::new(&settings),

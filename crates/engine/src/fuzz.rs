@@ -252,7 +252,7 @@ mod http1 {
 mod http2 {
     use super::*;
     use crate::h2::fuzzing::{Frames, Observed};
-    use crate::h2::hpack::Encoder;
+    use crate::h2::hpack::HeaderEncoder;
 
     /// Feeds `input` in `cuts` to a connection with three streams in flight (1, 3, 5).
     fn read(input: &[u8], cuts: &[usize]) -> Observed {
@@ -299,7 +299,7 @@ mod http2 {
             let mut out = Vec::new();
             frame(&mut out, 4, 0, 0, &[0, 3, 0, 0, 0, 100]);
             frame(&mut out, 6, 0, 0, b"pingpong");
-            let mut encoder = Encoder::default();
+            let mut encoder = HeaderEncoder::default();
             let mut expected = Vec::new();
             for (i, (status, data, continued, padded)) in streams.into_iter().enumerate() {
                 let id = 1 + 2 * i as u32;
@@ -381,7 +381,7 @@ mod hpack {
     use std::collections::VecDeque;
 
     use super::*;
-    use crate::h2::hpack::{Decoder, STATIC, TABLE_SIZE, huffman_encode};
+    use crate::h2::hpack::{HeaderDecoder, STATIC, TABLE_SIZE, huffman_encode};
 
     /// One representation of a field (RFC 7541 section 6).
     #[derive(Debug, Clone)]
@@ -532,7 +532,10 @@ mod hpack {
         (block, fields)
     }
 
-    fn decode(decoder: &mut Decoder, block: &[u8]) -> Result<Fields, crate::h2::hpack::HpackError> {
+    fn decode(
+        decoder: &mut HeaderDecoder,
+        block: &[u8],
+    ) -> Result<Fields, crate::h2::hpack::HpackError> {
         let mut fields = Vec::new();
         decoder.decode(
             block,
@@ -551,7 +554,7 @@ mod hpack {
         fn blocks_read_as_the_table_model_says(
             blocks in prop::collection::vec(prop::collection::vec(op(), 0..24), 1..8),
         ) {
-            let mut decoder = Decoder::default();
+            let mut decoder = HeaderDecoder::default();
             let mut model = Model { entries: VecDeque::new(), max: TABLE_SIZE };
             for ops in &blocks {
                 let (block, fields) = encode(ops, &mut model);
@@ -564,7 +567,7 @@ mod hpack {
         fn arbitrary_blocks_never_panic(
             blocks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..200), 1..4),
         ) {
-            let mut decoder = Decoder::default();
+            let mut decoder = HeaderDecoder::default();
             for block in &blocks {
                 let _ = decode(&mut decoder, block);
                 prop_assert!(decoder.table_size() <= TABLE_SIZE);
@@ -575,7 +578,7 @@ mod hpack {
         fn mutated_blocks_never_panic(ops in prop::collection::vec(op(), 1..12), edits in edits()) {
             let mut model = Model { entries: VecDeque::new(), max: TABLE_SIZE };
             let (block, _) = encode(&ops, &mut model);
-            let mut decoder = Decoder::default();
+            let mut decoder = HeaderDecoder::default();
             let _ = decode(&mut decoder, &mutated(block, edits));
             prop_assert!(decoder.table_size() <= TABLE_SIZE);
         }

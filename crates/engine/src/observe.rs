@@ -54,7 +54,7 @@ impl Observer for () {
 
 /// How far an attack has been told to stop; later states only ever replace earlier ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Stop {
+pub(crate) enum Told {
     /// Not told anything.
     Running,
     /// End the measured window now, as if it had been planned to end here: requests due
@@ -69,25 +69,25 @@ pub(crate) enum Stop {
 /// [`Interrupt::end_window`] ends the window now as if it had been planned so (the run is
 /// complete, not interrupted).
 #[derive(Debug, Clone)]
-pub struct Interrupt(Arc<watch::Sender<Stop>>);
+pub struct Interrupt(Arc<watch::Sender<Told>>);
 
 impl Interrupt {
     /// A trigger that has not fired.
     pub fn new() -> Self {
-        Interrupt(Arc::new(watch::channel(Stop::Running).0))
+        Interrupt(Arc::new(watch::channel(Told::Running).0))
     }
 
     /// Fires the trigger; safe from any thread, any number of times.
     pub fn trigger(&self) {
-        self.0.send_replace(Stop::Interrupt);
+        self.0.send_replace(Told::Interrupt);
     }
 
     /// Ends the measured window now; an interrupt already fired stays one.
     pub fn end_window(&self) {
         self.0.send_if_modified(|stop| {
-            let earlier = *stop == Stop::Running;
+            let earlier = *stop == Told::Running;
             if earlier {
-                *stop = Stop::EndWindow;
+                *stop = Told::EndWindow;
             }
             earlier
         });
@@ -95,11 +95,11 @@ impl Interrupt {
 
     /// True once interrupted ([`Interrupt::trigger`]); an ended window is not an interrupt.
     pub fn is_triggered(&self) -> bool {
-        *self.0.borrow() == Stop::Interrupt
+        *self.0.borrow() == Told::Interrupt
     }
 
     /// A receiver that sees the trigger fire (each worker holds one).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<Stop> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Told> {
         self.0.subscribe()
     }
 }

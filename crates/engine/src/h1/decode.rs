@@ -11,7 +11,7 @@ const MAX_LINE: usize = 4 * 1024;
 
 /// Where a [`Decoder`] is in a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum Position {
     Head,
     /// Body bytes still to come: of a Content-Length body, or of a chunk (then its CRLF).
     Bytes {
@@ -39,7 +39,7 @@ pub(crate) enum Step {
 #[derive(Debug, Clone)]
 pub(crate) struct Decoder {
     head_request: bool,
-    state: State,
+    state: Position,
     /// The final head, once parsed.
     head: Option<Head>,
     /// Body bytes consumed so far, whether or not the response completes.
@@ -51,7 +51,7 @@ impl Decoder {
     pub(crate) fn new(head_request: bool) -> Self {
         Decoder {
             head_request,
-            state: State::Head,
+            state: Position::Head,
             head: None,
             body: 0,
         }
@@ -73,7 +73,7 @@ impl Decoder {
         loop {
             let rest = &buf[at..];
             match self.state {
-                State::Head => {
+                Position::Head => {
                     let parsed = parse_head(rest, self.head_request)
                         .map_err(|m| (ErrorKind::Protocol, m))?;
                     match parsed {
@@ -86,12 +86,12 @@ impl Decoder {
                             self.head = Some(head);
                             self.state = match head.framing {
                                 Framing::Empty => return Ok((at, self.done())),
-                                Framing::Length(n) => State::Bytes {
+                                Framing::Length(n) => Position::Bytes {
                                     left: n,
                                     chunk: false,
                                 },
-                                Framing::Chunked => State::ChunkSize,
-                                Framing::UntilClose => State::UntilClose,
+                                Framing::Chunked => Position::ChunkSize,
+                                Framing::UntilClose => Position::UntilClose,
                             };
                         }
                         None if rest.len() >= MAX_HEAD => {
@@ -103,24 +103,24 @@ impl Decoder {
                         None => return Ok((at, Step::More)),
                     }
                 }
-                State::Bytes { left, chunk } => {
+                Position::Bytes { left, chunk } => {
                     let take = left.min(rest.len() as u64);
                     (at, self.body) = (at + take as usize, self.body + take);
                     if take < left {
                         let left = left - take;
-                        self.state = State::Bytes { left, chunk };
+                        self.state = Position::Bytes { left, chunk };
                         return Ok((at, Step::More));
                     }
                     if !chunk {
                         return Ok((at, self.done()));
                     }
-                    self.state = State::ChunkEnd;
+                    self.state = Position::ChunkEnd;
                 }
-                State::UntilClose => {
+                Position::UntilClose => {
                     self.body += rest.len() as u64;
                     return Ok((buf.len(), Step::More));
                 }
-                State::ChunkSize | State::ChunkEnd | State::Trailers => {
+                Position::ChunkSize | Position::ChunkEnd | Position::Trailers => {
                     let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else {
                         if rest.len() > MAX_LINE {
                             return Err((ErrorKind::Protocol, "chunk line too long".into()));
@@ -139,17 +139,17 @@ impl Decoder {
     /// Takes a chunk-size, chunk-end or trailer line; true when it ended the response.
     fn line(&mut self, line: &[u8]) -> Result<bool, Failure> {
         match self.state {
-            State::ChunkSize => match parse_chunk_size(line)? {
-                0 => self.state = State::Trailers,
+            Position::ChunkSize => match parse_chunk_size(line)? {
+                0 => self.state = Position::Trailers,
                 size => {
-                    self.state = State::Bytes {
+                    self.state = Position::Bytes {
                         left: size,
                         chunk: true,
                     }
                 }
             },
-            State::ChunkEnd if line.is_empty() => self.state = State::ChunkSize,
-            State::ChunkEnd => {
+            Position::ChunkEnd if line.is_empty() => self.state = Position::ChunkSize,
+            Position::ChunkEnd => {
                 return Err((ErrorKind::Protocol, "chunk not followed by CRLF".into()));
             }
             // Trailers, up to the empty line.
@@ -162,14 +162,14 @@ impl Decoder {
     /// the close, else why it is incomplete.
     pub(crate) fn eof(&mut self, left: usize) -> Result<Response, Failure> {
         let message = match self.state {
-            State::UntilClose => {
+            Position::UntilClose => {
                 let mut response = self.response();
                 response.close = true;
                 return Ok(response);
             }
-            State::Head if left > 0 => "connection closed in the middle of the response head",
-            State::Head => "connection closed before a response",
-            State::Bytes { left, chunk: false } => {
+            Position::Head if left > 0 => "connection closed in the middle of the response head",
+            Position::Head => "connection closed before a response",
+            Position::Bytes { left, chunk: false } => {
                 return Err((
                     ErrorKind::Body,
                     format!("connection closed {left} bytes before the end of the body"),

@@ -90,7 +90,7 @@ impl H2Conn {
         shared.slots.push(Stream::default());
         shared.handles = 1;
         let shared = Rc::new(RefCell::new(shared));
-        let driver = Driver {
+        let driver = ConnTask {
             shared: shared.clone(),
             io,
             input: Input {
@@ -143,7 +143,7 @@ impl H2Conn {
         Exchange {
             conn: self,
             request,
-            phase: Phase::Start,
+            phase: ExchangeState::Start,
         }
     }
 }
@@ -161,7 +161,7 @@ impl Drop for H2Conn {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
+enum ExchangeState {
     Start,
     /// Waiting for a stream the server allows.
     Queued,
@@ -174,7 +174,7 @@ enum Phase {
 pub(crate) struct Exchange<'a> {
     conn: &'a H2Conn,
     request: Request<'a>,
-    phase: Phase,
+    phase: ExchangeState,
 }
 
 impl Future for Exchange<'_> {
@@ -184,36 +184,36 @@ impl Future for Exchange<'_> {
         let this = self.get_mut();
         let slot = this.conn.slot;
         let mut s = this.conn.shared.borrow_mut();
-        if matches!(this.phase, Phase::Start | Phase::Queued) {
+        if matches!(this.phase, ExchangeState::Start | ExchangeState::Queued) {
             if let Some(failure) = &s.failed {
-                this.phase = Phase::Done;
+                this.phase = ExchangeState::Done;
                 return Poll::Ready(Err(failure.clone()));
             }
             if s.going_away || s.next_id > MAX_STREAM_ID {
-                this.phase = Phase::Done;
+                this.phase = ExchangeState::Done;
                 let message = "the connection takes no new streams (GOAWAY)".to_owned();
                 return Poll::Ready(Err((ErrorKind::Goaway, message)));
             }
             if s.active.len() >= s.max_streams {
-                if this.phase == Phase::Start || !s.waiting.contains(&slot) {
+                if this.phase == ExchangeState::Start || !s.waiting.contains(&slot) {
                     s.waiting.push(slot);
                 }
-                this.phase = Phase::Queued;
+                this.phase = ExchangeState::Queued;
                 s.slots[slot].waker = Some(cx.waker().clone());
                 return Poll::Pending;
             }
             s.waiting.retain(|&x| x != slot);
             s.slots[slot].result = None;
             s.open(slot, this.request);
-            this.phase = Phase::Sent;
+            this.phase = ExchangeState::Sent;
         }
-        if this.phase != Phase::Sent {
+        if this.phase != ExchangeState::Sent {
             return Poll::Pending;
         }
         let s = &mut *s;
         let slot = &mut s.slots[slot];
         if let Some(result) = slot.result.take() {
-            this.phase = Phase::Done;
+            this.phase = ExchangeState::Done;
             return Poll::Ready(result);
         }
         if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
@@ -228,18 +228,18 @@ impl Drop for Exchange<'_> {
         let slot = self.conn.slot;
         let mut s = self.conn.shared.borrow_mut();
         match self.phase {
-            Phase::Sent => {
+            ExchangeState::Sent => {
                 s.slots[slot].result = None;
                 s.cancel(slot);
             }
-            Phase::Queued => s.waiting.retain(|&x| x != slot),
-            Phase::Start | Phase::Done => {}
+            ExchangeState::Queued => s.waiting.retain(|&x| x != slot),
+            ExchangeState::Start | ExchangeState::Done => {}
         }
     }
 }
 
 /// The connection's task: writes what the streams queued, reads and dispatches frames.
-struct Driver {
+struct ConnTask {
     shared: Rc<RefCell<Shared>>,
     io: Io,
     input: Input,
@@ -253,7 +253,7 @@ struct Input {
     start: usize,
 }
 
-impl Future for Driver {
+impl Future for ConnTask {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -136,7 +136,7 @@ pub(crate) struct HpackError(pub(crate) &'static str);
 /// to `next`, perhaps completing a symbol on the way (at most one: no code is shorter than
 /// five bits).
 #[derive(Clone, Copy, Default)]
-struct Step {
+struct HuffmanStep {
     next: u8,
     /// The symbol completed, or `NONE`; `FAIL` for EOS, which must not appear in a string.
     symbol: u16,
@@ -148,7 +148,7 @@ const FAIL: u16 = 0x200;
 /// The decoder's tables, built once from the code: 256 states (the tree's inner nodes),
 /// 16 steps each, and which states may end a string (padding is up to seven 1 bits).
 struct Huffman {
-    steps: Vec<[Step; 16]>,
+    steps: Vec<[HuffmanStep; 16]>,
     accepting: [bool; 256],
 }
 
@@ -185,7 +185,7 @@ fn huffman() -> &'static Huffman {
         }
         let steps = (0..children.len())
             .map(|state| {
-                let mut row = [Step::default(); 16];
+                let mut row = [HuffmanStep::default(); 16];
                 for (nibble, step) in row.iter_mut().enumerate() {
                     let (mut node, mut symbol) = (state, NONE);
                     for bit in (0..4).rev() {
@@ -198,7 +198,7 @@ fn huffman() -> &'static Huffman {
                             node = child as usize;
                         }
                     }
-                    *step = Step {
+                    *step = HuffmanStep {
                         next: node as u8,
                         symbol,
                     };
@@ -347,15 +347,15 @@ impl Table {
 
 /// The response side: the server's dynamic table.
 #[derive(Debug)]
-pub(crate) struct Decoder {
+pub(crate) struct HeaderDecoder {
     table: Table,
     name: Vec<u8>,
     value: Vec<u8>,
 }
 
-impl Default for Decoder {
+impl Default for HeaderDecoder {
     fn default() -> Self {
-        Decoder {
+        HeaderDecoder {
             table: Table::with_max(TABLE_SIZE),
             name: Vec::new(),
             value: Vec::new(),
@@ -363,7 +363,7 @@ impl Default for Decoder {
     }
 }
 
-impl Decoder {
+impl HeaderDecoder {
     /// The dynamic table's size, as RFC 7541 counts it.
     #[cfg(test)]
     pub(crate) fn table_size(&self) -> usize {
@@ -423,15 +423,15 @@ impl Decoder {
 
 /// The request side: what vload has told the server's decoder to index.
 #[derive(Debug)]
-pub(crate) struct Encoder {
+pub(crate) struct HeaderEncoder {
     table: Table,
     /// A smaller table the server asked for, to announce at the start of the next block.
     resized: Option<usize>,
 }
 
-impl Default for Encoder {
+impl Default for HeaderEncoder {
     fn default() -> Self {
-        Encoder {
+        HeaderEncoder {
             table: Table::with_max(TABLE_SIZE),
             resized: None,
         }
@@ -459,7 +459,7 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
-impl Encoder {
+impl HeaderEncoder {
     /// The server's SETTINGS_HEADER_TABLE_SIZE: the encoder uses at most that much (and
     /// never more than the default, so it needs no more memory than that).
     pub(crate) fn set_max(&mut self, max: usize) {
@@ -542,7 +542,7 @@ mod tests {
     use super::*;
 
     fn decode_all(
-        decoder: &mut Decoder,
+        decoder: &mut HeaderDecoder,
         block: &[u8],
     ) -> Result<Vec<(String, String)>, HpackError> {
         let mut fields = Vec::new();
@@ -597,7 +597,7 @@ mod tests {
 
     #[test]
     fn what_the_encoder_writes_the_decoder_reads_as_the_table_fills_and_evicts() {
-        let (mut encoder, mut decoder) = (Encoder::default(), Decoder::default());
+        let (mut encoder, mut decoder) = (HeaderEncoder::default(), HeaderDecoder::default());
         let mut sizes = Vec::new();
         for round in 0..200 {
             let value = format!("value-{}", round % 37);
@@ -639,13 +639,13 @@ mod tests {
 
     #[test]
     fn the_decoder_hands_over_only_wanted_fields() {
-        let mut encoder = Encoder::default();
+        let mut encoder = HeaderEncoder::default();
         let mut block = Vec::new();
         encoder.field(b":status", b"200", &mut block);
         encoder.field(b"age", b"12", &mut block);
         encoder.field(b"x-other", b"skip", &mut block);
         let mut seen = Vec::new();
-        Decoder::default()
+        HeaderDecoder::default()
             .decode(
                 &block,
                 |n| n != b"x-other",
@@ -674,7 +674,7 @@ mod tests {
         ];
         for block in bad {
             assert!(
-                decode_all(&mut Decoder::default(), block).is_err(),
+                decode_all(&mut HeaderDecoder::default(), block).is_err(),
                 "{block:02x?}"
             );
         }
@@ -689,7 +689,7 @@ mod tests {
                     x as u8
                 })
                 .collect();
-            let _ = decode_all(&mut Decoder::default(), &block);
+            let _ = decode_all(&mut HeaderDecoder::default(), &block);
         }
     }
 }

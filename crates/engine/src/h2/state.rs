@@ -8,7 +8,7 @@ use bytes::{Buf as _, Bytes};
 use vload_schema::ErrorKind;
 
 use super::frames::*;
-use super::hpack::{Decoder, Encoder};
+use super::hpack::{HeaderDecoder, HeaderEncoder};
 use crate::cache::{CacheClass, CacheSource};
 use crate::failure::Failure;
 use crate::request::Request;
@@ -21,8 +21,8 @@ pub(super) struct Shared {
     pub(super) written: usize,
     /// A header block being encoded.
     pub(super) block: Vec<u8>,
-    pub(super) encoder: Encoder,
-    pub(super) decoder: Decoder,
+    pub(super) encoder: HeaderEncoder,
+    pub(super) decoder: HeaderDecoder,
     /// One per handle.
     pub(super) slots: Vec<Stream>,
     /// Streams in flight, by id (ascending, as they were opened): (id, slot).
@@ -116,8 +116,8 @@ impl Shared {
             out: Vec::with_capacity(1024),
             written: 0,
             block: Vec::new(),
-            encoder: Encoder::default(),
-            decoder: Decoder::default(),
+            encoder: HeaderEncoder::default(),
+            decoder: HeaderDecoder::default(),
             slots: Vec::new(),
             active: Vec::new(),
             next_id: 1,

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::WorkerMsg;
 use super::state::Worker;
-use crate::observe::Stop;
+use crate::observe::Told;
 
 /// In-flight requests get this long to finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
@@ -56,9 +56,9 @@ pub(super) struct Clock {
     grace: Option<Instant>,
     /// When the attack stopped sending, if it was stopped.
     attack_end: Option<Instant>,
-    interrupt: watch::Receiver<Stop>,
+    interrupt: watch::Receiver<Told>,
     /// What the run was last told.
-    seen: Stop,
+    seen: Told,
     /// The first step reads the interrupt whatever its version: one that came before the
     /// start was already marked seen by the wait for it.
     fresh: bool,
@@ -69,7 +69,7 @@ impl Clock {
         t0: Instant,
         end: Option<Instant>,
         timeout: Duration,
-        interrupt: watch::Receiver<Stop>,
+        interrupt: watch::Receiver<Told>,
     ) -> Clock {
         Clock {
             end,
@@ -79,7 +79,7 @@ impl Clock {
             grace: None,
             attack_end: None,
             interrupt,
-            seen: Stop::Running,
+            seen: Told::Running,
             fresh: true,
         }
     }
@@ -132,7 +132,7 @@ impl Clock {
 
     /// True while an interrupt may still come (for a driver that waits on it).
     pub(super) fn listening(&self) -> bool {
-        self.seen != Stop::Interrupt
+        self.seen != Told::Interrupt
     }
 
     /// Resolves when the run is told something (the tokio driver's wake-up for it).
@@ -145,7 +145,7 @@ impl Clock {
 
     fn read_interrupt(&mut self, worker: &Worker, driver: &mut dyn Dispatcher) {
         let stop = match self.interrupt.has_changed() {
-            Err(_) => Stop::Interrupt,
+            Err(_) => Told::Interrupt,
             Ok(changed) if changed || self.fresh => *self.interrupt.borrow_and_update(),
             Ok(_) => return,
         };
@@ -156,8 +156,8 @@ impl Clock {
         self.seen = stop;
         let now = Instant::now();
         match stop {
-            Stop::EndWindow if self.grace.is_none() => self.end_window(worker, now, driver),
-            Stop::Interrupt => {
+            Told::EndWindow if self.grace.is_none() => self.end_window(worker, now, driver),
+            Told::Interrupt => {
                 self.attack_end.get_or_insert(now);
                 worker.begin_stop();
                 let limit = now + INTERRUPT_GRACE;

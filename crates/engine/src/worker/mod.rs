@@ -32,7 +32,7 @@ use tokio::sync::watch;
 use vload_schema::ErrorKind;
 use vload_timer::{PreciseTimer, nanos_between, tighten_timer_slack};
 
-use crate::observe::Stop;
+use crate::observe::Told;
 use crate::plan::AttackPlan;
 use crate::record::IntervalStats;
 use crate::schedule::Schedule;
@@ -95,7 +95,7 @@ pub(crate) struct WorkerSetup {
         rustls::pki_types::ServerName<'static>,
     )>,
     pub(crate) to_collector: mpsc::Sender<WorkerMsg>,
-    pub(crate) interrupt: watch::Receiver<Stop>,
+    pub(crate) interrupt: watch::Receiver<Told>,
 }
 
 /// Runs a worker on the current thread until its share of the attack is done.
@@ -167,10 +167,10 @@ fn serve_attack(mut setup: WorkerSetup) -> WorkerSummary {
 
 /// Waits for the start (`--start-at`, or the run's common t0), ending the wait at an
 /// interrupt: the clock then stops the attack at once.
-fn wait_for_start(t0: Instant, interrupt: &mut watch::Receiver<Stop>) {
+fn wait_for_start(t0: Instant, interrupt: &mut watch::Receiver<Told>) {
     loop {
         let now = Instant::now();
-        if now >= t0 || interrupt.has_changed().is_err() || *interrupt.borrow() != Stop::Running {
+        if now >= t0 || interrupt.has_changed().is_err() || *interrupt.borrow() != Told::Running {
             return;
         }
         std::thread::sleep((t0 - now).min(Duration::from_millis(10)));

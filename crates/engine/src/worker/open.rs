@@ -37,7 +37,7 @@ pub(super) const IDLE_REAP: Duration = Duration::from_secs(5);
 /// The open loop's state: the schedule, the requests waiting for a connection, the idle
 /// connections waiting for a request, the connections there are.
 pub(super) struct Open {
-    pool: RefCell<Pool>,
+    pool: RefCell<Queue>,
     /// The arrival sample, once the schedule is done.
     arrivals: RefCell<Option<Reservoir>>,
     /// The schedule, until it is done.
@@ -79,14 +79,14 @@ pub(super) enum Due {
 
 /// Requests waiting for a connection, and connections waiting for requests.
 #[derive(Debug, Default)]
-struct Pool {
+struct Queue {
     pending: Backlog,
-    idle: Vec<Rc<Slot>>,
+    idle: Vec<Rc<IdleConn>>,
 }
 
 /// An idle connection waiting for work.
 #[derive(Debug, Default)]
-struct Slot {
+struct IdleConn {
     job: Cell<Option<Job>>,
     closed: Cell<bool>,
     /// When it last became idle.
@@ -94,7 +94,7 @@ struct Slot {
     waker: RefCell<Option<Waker>>,
 }
 
-impl Slot {
+impl IdleConn {
     fn fill(&self, job: Option<Job>) {
         match job {
             Some(job) => self.job.set(Some(job)),
@@ -108,7 +108,7 @@ impl Slot {
 
 /// A connection's place in the idle list, kept across its requests.
 #[derive(Debug, Default)]
-pub(super) struct Idle(Rc<Slot>);
+pub(super) struct Idle(Rc<IdleConn>);
 
 impl Open {
     pub(super) fn new(
@@ -125,7 +125,7 @@ impl Open {
             )
         });
         Open {
-            pool: RefCell::new(Pool::default()),
+            pool: RefCell::new(Queue::default()),
             arrivals: RefCell::new(None),
             dispatch: RefCell::new(Some(Dispatch {
                 schedule,

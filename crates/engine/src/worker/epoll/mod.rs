@@ -37,7 +37,7 @@ use super::state::Worker;
 use super::{WorkerMsg, WorkerSetup};
 use crate::plan::{Client, Driver, Protocol};
 use conn::{Connection, Phase};
-use pool::Pool;
+use pool::OpenPool;
 pub(super) use sys::Epoll;
 use sys::{Probe, Waiter};
 
@@ -79,7 +79,7 @@ struct Direct<'w> {
     /// Closed loop: slots not stopped, the attack is over when none is left. Open loop:
     /// slots with a connection (being made, busy or idle).
     live: usize,
-    pool: Pool,
+    pool: OpenPool,
     /// The clock as the last response read it.
     last_done: Instant,
     request: Bytes,
@@ -165,9 +165,9 @@ impl<'w> Direct<'w> {
                 connections as usize
             }),
             live: 0,
-            pool: Pool {
+            pool: OpenPool {
                 over: open.is_none(),
-                ..Pool::default()
+                ..OpenPool::default()
             },
             last_done: Instant::now(),
             request,

@@ -11,7 +11,7 @@ use crate::worker::open::{Due, IDLE_REAP};
 
 /// The open loop's connections, by slot.
 #[derive(Default)]
-pub(super) struct Pool {
+pub(super) struct OpenPool {
     /// Connections with an idle connection, the one used last on top: a request goes to a
     /// connection that is warm, and those left at the bottom are the ones reaped.
     pub(super) idle: Vec<usize>,
