@@ -2,8 +2,13 @@
 //!
 //! [`run`] takes an [`AttackPlan`] and returns the [`RunFile`](vload_schema::RunFile) of the attack. It blocks
 //! the calling thread, which collects results while `plan.threads` worker threads
-//! generate the load, each on its own current-thread tokio runtime with its own
-//! connections and its own recorder (no locks or shared atomics per request).
+//! generate the load, each with its own connections and its own recorder (no locks or
+//! shared atomics per request), on one of two drivers picked before the thread builds
+//! anything: plain HTTP/1.1 through the lean client (on Linux) runs on the thread's own
+//! epoll loop, one `recv` and one `send` a request and no runtime; everything else (TLS,
+//! target files, HTTP/2, hyper's clients) on a current-thread tokio runtime. Both step the
+//! same clock (intervals, the window's end, interrupts, the grace period) and record
+//! through the same books, so every request due ends in exactly one place either way.
 //!
 //! - **Closed loop** ([`Load::Closed`]): each connection sends its next request when the
 //!   previous response ends. Latency is service time, subject to coordinated omission.

@@ -1,13 +1,20 @@
-use vload_engine::Client;
+use vload_engine::{Client, Driver};
 
 use super::util::*;
 
-/// Both HTTP/1.1 clients over one target: every request answered, bytes counted alike.
-fn both(target: &str, n: u64) -> [vload_schema::RunFile; 2] {
-    [Client::Lean, Client::Hyper].map(|client| {
+/// The HTTP/1.1 clients over one target (the lean client on the epoll driver and on tokio,
+/// hyper's on tokio): every request answered, bytes counted alike.
+fn all(target: &str, n: u64) -> [vload_schema::RunFile; 3] {
+    [
+        (Client::Lean, Driver::Auto),
+        (Client::Lean, Driver::Tokio),
+        (Client::Hyper, Driver::Auto),
+    ]
+    .map(|(client, driver)| {
         let origin = origin();
         let mut p = plan(origin.addr(), target, closed(2), count(n));
         p.protocol = vload_engine::Protocol::Http1 { client };
+        p.driver = driver;
         let run = attack(p);
         assert_eq!(run.totals.completed, n, "{client:?} {target}");
         assert!(
@@ -31,21 +38,23 @@ fn framings_are_read_alike_by_both_clients() {
         ("/?status=204", 0),
         ("/?status=304", 0),
     ] {
-        let [lean, hyper] = both(target, 20);
+        let [lean, tokio, hyper] = all(target, 20);
         assert_eq!(lean.totals.bytes_in, 20 * body, "{target}");
-        assert_eq!(hyper.totals.bytes_in, lean.totals.bytes_in, "{target}");
-        assert_eq!(
-            lean.totals.status_codes, hyper.totals.status_codes,
-            "{target}"
-        );
+        for other in [&tokio, &hyper] {
+            assert_eq!(other.totals.bytes_in, lean.totals.bytes_in, "{target}");
+            assert_eq!(
+                lean.totals.status_codes, other.totals.status_codes,
+                "{target}"
+            );
+        }
     }
 }
 
 #[test]
 fn a_server_closing_after_each_response_costs_a_connection_not_an_error() {
-    let [lean, hyper] = both("/?close=1", 30);
-    assert_eq!(lean.totals.connections_opened, 30);
-    assert_eq!(hyper.totals.connections_opened, 30);
+    for run in all("/?close=1", 30) {
+        assert_eq!(run.totals.connections_opened, 30);
+    }
 }
 
 #[test]
