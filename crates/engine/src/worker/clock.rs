@@ -1,9 +1,10 @@
 //! The worker's clock, one for both drivers: interval ticks, the end of the window,
 //! interrupts, the grace period after them, and the thread's idle (parked) time.
 //!
-//! A driver steps the clock with the time after each wake-up ([`Clock::step`]) and sleeps no
-//! later than [`Clock::next_wake`]; what differs between drivers is how they dispatch an
-//! open loop's requests and reap idle connections ([`Dispatcher`]).
+//! A driver steps the clock with the time after each wake-up ([`Clock::step`]): tokio sleeps
+//! until [`Clock::next_wake`] or an interrupt, the epoll loop wakes at least every sweep
+//! (10 ms) anyway. What differs between drivers is how they dispatch an open loop's
+//! requests and reap idle connections ([`Dispatcher`]).
 
 use std::cell::Cell;
 use std::rc::Rc;

@@ -118,10 +118,12 @@ pub(super) fn run(
         } else {
             PROBE
         };
+        // The clock's events (a tick, the window's end, the grace's end) are seen after the
+        // wait, at most a sweep late, as timeouts are; only the open loop's next due
+        // request bounds the wait more tightly.
         if let Some(due) = direct.pool.next_due {
             wait = wait.min((due + BATCH).saturating_duration_since(Instant::now()));
         }
-        wait = wait.min(clock.next_wake().saturating_duration_since(Instant::now()));
         on_park();
         let ready = waiter.wait(&mut events, wait);
         on_unpark();
