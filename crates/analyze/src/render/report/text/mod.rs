@@ -15,7 +15,7 @@ use health::{render_checks, render_health};
 use server::render_server;
 
 fn row(out: &mut String, name: &str, fields: &str, values: &str) {
-    let _ = writeln!(out, "{name:<14}{fields:<36}{values}");
+    let _ = writeln!(out, "{name:<13} {fields:<36}{values}");
 }
 
 fn or_na(value: Option<String>) -> String {
@@ -389,7 +389,7 @@ fn render_errors(out: &mut String, s: &Summary) {
 /// What the ledger's odd doors mean, each only when it holds requests.
 fn render_ledger_notes(out: &mut String, s: &Summary) {
     let note = |out: &mut String, name: &str, text: String| {
-        let _ = writeln!(out, "{name:<14}{text}");
+        let _ = writeln!(out, "{name:<13} {text}");
     };
     if s.unsent > 0 {
         note(
@@ -414,7 +414,7 @@ fn render_ledger_notes(out: &mut String, s: &Summary) {
     if s.queue_timeouts > 0 {
         note(
             out,
-            "Queue timeouts",
+            "Queue timeout",
             format!(
                 "{} of the request timeouts never left vload's queue: every connection was busy or still being made until their deadline",
                 count(s.queue_timeouts)
