@@ -93,6 +93,37 @@ mod tests {
         assert!(report.contains("too few samples (4)"), "{report}");
     }
 
+    /// The report says what was run, as h2load does: the protocol, and for HTTP/2 the
+    /// streams on each connection (`--http2 -c 4 --streams 10` printed "4 connections").
+    #[test]
+    fn the_plan_names_its_protocol_and_streams() {
+        let mut run = golden();
+        let line = |run: &RunFile| render::report::text::render(&Summary::of(run).unwrap());
+        assert!(
+            line(&run).starts_with("vload: HTTP/1.1, open loop"),
+            "{}",
+            line(&run)
+        );
+        run.plan.http_version = "2".into();
+        run.plan.streams = Some(10);
+        run.plan.connections = 4;
+        let report = line(&run);
+        assert!(
+            report.starts_with("vload: HTTP/2 (h2c), open loop")
+                && report.contains("4 connections x 10 streams"),
+            "{report}"
+        );
+        run.plan.tls = Some(vload_schema::TlsRecord {
+            server_name: "localhost".into(),
+            verify: "insecure (not verified)".into(),
+        });
+        assert!(
+            line(&run).starts_with("vload: HTTP/2 over TLS,"),
+            "{}",
+            line(&run)
+        );
+    }
+
     #[test]
     fn long_tails_are_explained() {
         // The golden run has one 990 ms outlier among ~200 µs responses.

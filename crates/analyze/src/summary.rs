@@ -17,7 +17,7 @@ pub struct Summary {
     pub label: Option<String>,
     /// Load model.
     pub mode: Mode,
-    /// The plan in words, e.g. `closed loop, 50 connections, 10 s`.
+    /// The plan in words, e.g. `HTTP/1.1, closed loop, 50 connections, 10 s, 1 thread`.
     pub plan: String,
     /// Which latency the headline numbers are.
     pub latency_kind: LatencyKind,
@@ -366,10 +366,28 @@ pub(crate) fn latency_words(kind: vload_schema::LatencyKind) -> &'static str {
     }
 }
 
+/// The protocol as h2load and curl name it: `HTTP/1.1`, `HTTP/1.1 over TLS`, `HTTP/2 (h2c)`,
+/// `HTTP/2 over TLS`.
+fn protocol(p: &vload_schema::Plan) -> String {
+    match (p.http_version.as_str(), p.tls.is_some()) {
+        ("2", false) => "HTTP/2 (h2c)".to_owned(),
+        ("2", true) => "HTTP/2 over TLS".to_owned(),
+        (version, false) => format!("HTTP/{version}"),
+        (version, true) => format!("HTTP/{version} over TLS"),
+    }
+}
+
 pub(crate) fn describe_plan(run: &RunFile) -> String {
     let p = &run.plan;
+    // HTTP/2 multiplexes: the load is connections times streams, as h2load's -c and -m.
+    let connections = match p.streams {
+        Some(streams) if streams > 1 => {
+            format!("{} connections x {streams} streams", p.connections)
+        }
+        _ => format!("{} connections", p.connections),
+    };
     let load = match p.mode {
-        Mode::Closed => format!("closed loop, {} connections", p.connections),
+        Mode::Closed => format!("closed loop, {connections}"),
         Mode::Open => {
             let arrival = match p.arrival {
                 vload_schema::Arrival::Constant => "constant",
@@ -379,10 +397,7 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
                 p.rate_per_s
                     .map_or_else(|| "?".to_owned(), crate::units::rate)
             });
-            format!(
-                "open loop, {arrival} {rate}, up to {} connections",
-                p.connections
-            )
+            format!("open loop, {arrival} {rate}, up to {connections}")
         }
     };
     let stop = match (p.duration_s, p.requests) {
@@ -402,7 +417,8 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
         )
     });
     format!(
-        "{shard}{load}, {stop}, {} thread{}",
+        "{shard}{}, {load}, {stop}, {} thread{}",
+        protocol(p),
         p.threads,
         if p.threads == 1 { "" } else { "s" }
     )
