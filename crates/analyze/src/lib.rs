@@ -124,6 +124,40 @@ mod tests {
         );
     }
 
+    /// Connections opened in the warm-up and kept alive serve the window's requests: "requests
+    /// each" counts them (it said n/a for 717,284 requests on 50 such connections).
+    #[test]
+    fn requests_each_counts_connections_from_the_warm_up() {
+        let mut summary = Summary::of(&golden()).unwrap();
+        summary.requests = 717_284;
+        summary.connections_opened = 0;
+        summary.connections_opened_warmup = 50;
+        let report = render::report::text::render(&summary);
+        let line = report
+            .lines()
+            .find(|l| l.starts_with("Connections"))
+            .expect("a connections line");
+        assert!(line.ends_with("14,345.7"), "{line}");
+    }
+
+    /// An `--until-stable` run says its bound, not the longest it could have lasted.
+    #[test]
+    fn until_stable_runs_name_their_bound() {
+        let mut run = golden();
+        run.until_stable = Some(vload_schema::UntilStable {
+            target: 0.05,
+            max_duration_s: 20.0,
+            converged_after_s: Some(11.0),
+            half_width: Some(0.04),
+        });
+        let report = render::report::text::render(&Summary::of(&run).unwrap());
+        let first = report.lines().next().unwrap_or_default();
+        assert!(
+            first.contains("until p99 within ±5% (at most 20.000 s)"),
+            "{first}"
+        );
+    }
+
     #[test]
     fn long_tails_are_explained() {
         // The golden run has one 990 ms outlier among ~200 µs responses.

@@ -410,6 +410,15 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
         (None, Some(n)) => format!("{} requests", crate::units::count(n)),
         (None, None) => "unbounded".to_owned(),
     };
+    // --until-stable: its bound, not the longest it could have run.
+    let stop = match &run.until_stable {
+        Some(u) => format!(
+            "until p99 within ±{:.0}% (at most {})",
+            u.target * 100.0,
+            crate::units::seconds(u.max_duration_s)
+        ),
+        None => stop,
+    };
     let shard = p.shard.map_or_else(String::new, |s| {
         format!(
             "shard {}/{} ({} connections) of: ",

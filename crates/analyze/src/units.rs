@@ -36,12 +36,17 @@ pub fn rate(per_s: f64) -> String {
     if !per_s.is_finite() {
         return "n/a".to_owned();
     }
-    let whole = per_s.trunc() as u64;
-    format!(
-        "{}.{}/s",
-        count(whole),
-        ((per_s.fract() * 10.0).round() as u64).min(9)
-    )
+    format!("{}/s", tenths(per_s))
+}
+
+/// A number to one decimal with thousands separators, `10,571.3`, rounded (9.96 is `10.0`).
+pub fn tenths(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".to_owned();
+    }
+    let tenths = (x.abs() * 10.0).round() as u64;
+    let sign = if x < 0.0 && tenths > 0 { "-" } else { "" };
+    format!("{sign}{}.{}", count(tenths / 10), tenths % 10)
 }
 
 /// A ratio in [0, 1] as `99.82%`.
@@ -139,6 +144,11 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(rate(98_765.43), "98,765.4/s");
+        // Rounded, not cut: 9.96 is 10.0, never 9.9.
+        assert_eq!(rate(9.96), "10.0/s");
+        assert_eq!(tenths(10_571.26), "10,571.3");
+        assert_eq!(tenths(-0.04), "0.0");
+        assert_eq!(tenths(-2.25), "-2.3");
         assert_eq!(rate(f64::INFINITY), "n/a");
         assert_eq!(percent(0.99821), "99.82%");
         assert_eq!(bytes(11), "11 B");

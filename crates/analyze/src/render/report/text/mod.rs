@@ -289,8 +289,10 @@ fn render_connections(out: &mut String, s: &Summary) {
     } else {
         0.0
     };
-    let each = if s.connections_opened > 0 {
-        format!("{:.1}", s.requests as f64 / s.connections_opened as f64)
+    // Connections opened in the warm-up carry the window's requests too (kept alive).
+    let serving = s.connections_opened + s.connections_opened_warmup;
+    let each = if serving > 0 {
+        crate::units::tenths(s.requests as f64 / serving as f64)
     } else {
         "n/a".to_owned()
     };
