@@ -127,10 +127,25 @@ const PEER_FLAGS: &[(&str, &str)] = &[
         "-k",
         "vload keeps connections alive by default (ab's -k); --requests-per-connection 1 turns keep-alive off",
     ),
-    ("-R", "wrk2's rate is vload's -r/--rate, e.g. -r 2000"),
     (
-        "--latency",
-        "vload always reports latency percentiles (wrk's --latency); nothing to add",
+        "--vus",
+        "k6's virtual users are vload's closed-loop connections: -c/--connections, e.g. -c 50",
+    ),
+    (
+        "--rps",
+        "k6's --rps is vload's -r/--rate (an open loop, requests per second), e.g. -r 2000",
+    ),
+    (
+        "--iterations",
+        "k6's --iterations is vload's -n/--requests, e.g. -n 10000",
+    ),
+    (
+        "-L",
+        "oha's latency correction is built in: vload's open loop (-r) measures every request from its intended send",
+    ),
+    (
+        "--latency-correction",
+        "oha's latency correction is built in: vload's open loop (-r) measures every request from its intended send",
     ),
     (
         "-s",
@@ -337,6 +352,15 @@ fn roff_escape(text: &str) -> String {
 }
 
 fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
+    if args.load.capped_by_connections() {
+        paint::say!(
+            "vload: note: with --rate, -c {} caps the connections (--max-connections {0}), as in wrk2",
+            args.load.connections.unwrap_or_default()
+        );
+    }
+    if args.load.latency {
+        paint::say!("vload: note: --latency is wrk's: vload always reports latency percentiles");
+    }
     let attack::Attack {
         mut run,
         output,

@@ -61,8 +61,11 @@ pub(crate) struct LoadArgs {
     /// Requests per second for an open loop: 20000, 20k, 20000/s, 1200/m; infinity or 0 for a
     /// closed loop; or a plan of stages, each RATE:DURATION (hold) or FROM->TO:DURATION (ramp),
     /// e.g. '0->20k:30s,20k:60s', which sets the duration (default: closed loop).
-    #[arg(short = 'r', long, value_parser = rate_arg)]
+    #[arg(short = 'r', long, short_alias = 'R', value_parser = rate_arg)]
     pub(crate) rate: Option<Rate>,
+    /// wrk's --latency: vload always reports latency percentiles, so it changes nothing.
+    #[arg(long, hide = true)]
+    pub(crate) latency: bool,
     /// Spacing of open-loop requests.
     #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
     pub(crate) arrival: ArrivalArg,
@@ -113,9 +116,9 @@ impl LoadArgs {
         if let Some(Rate::Plan(plan)) = &self.rate {
             self.check_plan(plan)?;
         }
-        if open.is_some() && self.connections.is_some() {
+        if open.is_some() && self.connections.is_some() && self.max_connections.is_some() {
             bail!(
-                "-c/--connections sets a closed loop: with --rate, cap connections with --max-connections"
+                "-c/--connections and --max-connections both cap an open loop's connections: give --max-connections alone"
             );
         }
         if open.is_none() && self.rate.is_none() && self.max_connections.is_some() {
@@ -136,7 +139,12 @@ impl LoadArgs {
                         seed: self.seed.unwrap_or(1),
                     },
                 },
-                max_connections: self.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS),
+                // wrk2's and oha's habit: -c beside a rate caps the connections (the note
+                // says so, `capped_by_connections`).
+                max_connections: self
+                    .max_connections
+                    .or(self.connections)
+                    .unwrap_or(DEFAULT_MAX_CONNECTIONS),
             },
             None => Load::Closed {
                 connections: self
@@ -149,6 +157,14 @@ impl LoadArgs {
             bail!("connections must be at least 1");
         }
         Ok(load)
+    }
+
+    /// True when -c is read as --max-connections (given beside a rate), for the note that
+    /// says so.
+    pub(crate) fn capped_by_connections(&self) -> bool {
+        matches!(self.rate, Some(Rate::PerSecond(_) | Rate::Plan(_)))
+            && self.connections.is_some()
+            && self.max_connections.is_none()
     }
 
     /// A plan's own limits on the other flags.

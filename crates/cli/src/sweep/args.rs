@@ -178,6 +178,7 @@ impl SweepArgs {
             load: LoadArgs {
                 connections: None,
                 rate: Some(Rate::PerSecond(rate)),
+                latency: false,
                 arrival: s.arrival,
                 seed: s.seed,
                 max_connections: s.max_connections,

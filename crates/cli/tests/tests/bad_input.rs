@@ -65,8 +65,17 @@ fn malformed_urls_and_flags_are_one_clear_line() {
         "cannot resolve host",
     );
     refused(
-        &["attack", "-c", "5", "-r", "100", "http://127.0.0.1:1/"],
-        "--max-connections",
+        &[
+            "attack",
+            "-c",
+            "5",
+            "-r",
+            "100",
+            "--max-connections",
+            "9",
+            "http://127.0.0.1:1/",
+        ],
+        "give --max-connections alone",
     );
     refused(
         &["attack", "--rate", "10kk", "http://127.0.0.1:1/"],
@@ -169,6 +178,21 @@ fn other_tools_spellings_are_never_silently_misread() {
             vec!["attack", "-foo=1", "http://127.0.0.1:9/"],
             "two dashes",
         ),
+        // k6's and oha's spellings name vload's, never clap's nearest guess (--vus was
+        // "did you mean --urls").
+        (
+            vec!["attack", "--vus", "10", "http://127.0.0.1:9/"],
+            "-c/--connections",
+        ),
+        (
+            vec!["attack", "--rps", "10", "http://127.0.0.1:9/"],
+            "-r/--rate",
+        ),
+        (
+            vec!["attack", "--iterations", "10", "http://127.0.0.1:9/"],
+            "-n/--requests",
+        ),
+        (vec!["attack", "-L", "http://127.0.0.1:9/"], "intended send"),
         // An HTTP/1.1 client for an HTTP/2 attack was accepted and ignored.
         (
             vec![
@@ -190,6 +214,42 @@ fn other_tools_spellings_are_never_silently_misread() {
         std::fs::read_dir(&dir.0).unwrap().next().is_none(),
         "nothing was written"
     );
+}
+
+/// What is harmless in another tool's spelling runs, with a note: wrk2's `-R` is `-r`,
+/// wrk's `--latency` changes nothing, and `-c` beside a rate caps the connections.
+#[test]
+fn harmless_spellings_of_other_tools_run_with_a_note() {
+    let origin = origin();
+    let dir = Scratch::new("spellings");
+    let file = dir.0.join("run.json");
+    let o = run(
+        vload().args([
+            "attack",
+            "-R",
+            "200",
+            "-c",
+            "3",
+            "--latency",
+            "-d",
+            "1s",
+            "--no-progress",
+            "-o",
+            file.to_str().unwrap(),
+            &origin.url(),
+        ]),
+        0,
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("-c 3 caps the connections (--max-connections 3)"),
+        "{err}"
+    );
+    assert!(err.contains("--latency is wrk's"), "{err}");
+    let run = read_run(&file);
+    assert_eq!(run.plan.mode, vload_schema::Mode::Open);
+    assert_eq!(run.plan.rate_per_s, Some(200.0));
+    assert_eq!(run.plan.connections, 3);
 }
 
 /// See #30: `http://user:secret@host/` sent `host: user:secret@host` on every request and
