@@ -101,7 +101,9 @@ fn main() -> ExitCode {
             None => err.exit(),
         },
     };
-    match run(&cli) {
+    let result = run(&cli);
+    attack::targets::remove_copies();
+    match result {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
@@ -366,6 +368,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         output,
         signal,
     } = attack::run(args)?;
+    attack::targets::name_as_given(&mut run);
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     let balanced = ledger_balances(&run);
     let code = report_and_save(&run, output.as_ref(), signal)?;

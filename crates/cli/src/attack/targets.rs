@@ -1,8 +1,9 @@
 //! `vload attack`'s target flags: where requests come from, besides the URL.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use anyhow::bail;
+use anyhow::{Context as _, bail};
 use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet};
 
 /// Format of a --targets file.
@@ -90,6 +91,14 @@ impl TargetArgs {
     }
 
     fn sets(&self) -> anyhow::Result<Option<Vec<TargetSet>>> {
+        let mut sets = self.named_sets()?;
+        for set in sets.iter_mut().flatten() {
+            set.path = readable_again(&set.path)?;
+        }
+        Ok(sets)
+    }
+
+    fn named_sets(&self) -> anyhow::Result<Option<Vec<TargetSet>>> {
         let set = |path: &PathBuf, format| TargetSet {
             path: path.clone(),
             format,
@@ -147,4 +156,70 @@ fn parse_mix(text: &str) -> anyhow::Result<Vec<TargetSet>> {
             })
         })
         .collect()
+}
+
+/// Target inputs that can be read only once (`-` for stdin, a pipe, a terminal), each copied
+/// to a file of its own: (as named, the copy).
+static SPOOLED: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::new(Vec::new());
+
+/// `path`, or for an input that cannot be read again (stdin as `-`, a pipe, `/dev/stdin`) a
+/// copy of it in the temporary directory: targets are read once to count and check them and
+/// again by each worker, and a pipe holds them once (it read as "no targets in this file").
+fn readable_again(path: &Path) -> anyhow::Result<PathBuf> {
+    let stdin = path == Path::new("-");
+    if !stdin && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(path.to_path_buf());
+    }
+    if !stdin && !path.exists() {
+        return Ok(path.to_path_buf()); // the engine names the missing file
+    }
+    let mut spooled = SPOOLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, copy)) = spooled.iter().find(|(named, _)| named == path) {
+        return Ok(copy.clone());
+    }
+    let copy = std::env::temp_dir().join(format!(
+        "vload-targets-{}-{}",
+        std::process::id(),
+        spooled.len()
+    ));
+    let mut file = std::fs::File::create(&copy)
+        .with_context(|| format!("copying {} to {}", path.display(), copy.display()))?;
+    let copied = if stdin {
+        std::io::copy(&mut std::io::stdin().lock(), &mut file)
+    } else {
+        std::fs::File::open(path).and_then(|mut input| std::io::copy(&mut input, &mut file))
+    };
+    copied.with_context(|| format!("reading targets from {}", path.display()))?;
+    spooled.push((path.to_path_buf(), copy.clone()));
+    Ok(copy)
+}
+
+/// The run file names the targets as given (`-`, the pipe), not their copies.
+pub(crate) fn name_as_given(run: &mut vload_schema::RunFile) {
+    let spooled = SPOOLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(targets) = run.plan.targets.as_mut() else {
+        return;
+    };
+    for set in &mut targets.sets {
+        if let Some((named, _)) = spooled
+            .iter()
+            .find(|(_, copy)| copy.display().to_string() == set.file)
+        {
+            set.file = named.display().to_string();
+        }
+    }
+}
+
+/// Deletes the copies (at exit).
+pub(crate) fn remove_copies() {
+    let spooled = SPOOLED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for (_, copy) in spooled.iter() {
+        let _ = std::fs::remove_file(copy);
+    }
 }

@@ -80,6 +80,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         .map(|((_, record, _), start_s)| StageRecord { start_s, ..record })
         .collect();
     let mut file = assemble(&runs, stages, record).context("assembling the sweep's file")?;
+    crate::attack::targets::name_as_given(&mut file);
     file.interrupted = session.signal().is_some();
     let balanced = crate::ledger_balances(&file);
     let code = crate::report_and_save(&file, session.output.as_ref(), session.signal())?;

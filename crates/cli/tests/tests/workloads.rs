@@ -163,3 +163,55 @@ fn bad_workload_input_is_one_clear_line() {
         stderr(&o)
     );
 }
+
+/// `--targets -` reads the targets from stdin, and a pipe named as a file (`/dev/stdin`)
+/// works too: targets are read once to check them and again by the workers, which a pipe
+/// allows once (it read as "no targets in this file"). The run file names them as given.
+#[test]
+fn targets_come_from_stdin_or_a_pipe() {
+    use std::io::Write as _;
+    let _turn = serial();
+    let origin = origin();
+    let mut pids = Vec::new();
+    let dir = Scratch::new("stdin-targets");
+    for (flag, name) in [("--targets", "-"), ("--urls", "/dev/stdin")] {
+        let file = dir.path(&format!("run-{}.json", flag.trim_start_matches('-')));
+        let mut child = vload()
+            .args(["attack", flag, name, "-n", "6", "--no-progress", "-o"])
+            .arg(&file)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("vload starts");
+        pids.push(child.id());
+        let line = if flag == "--targets" {
+            format!("GET {}a\n\nGET {}b\n", origin.url(), origin.url())
+        } else {
+            format!("{}a\n{}b\n", origin.url(), origin.url())
+        };
+        child
+            .stdin
+            .take()
+            .expect("a pipe")
+            .write_all(line.as_bytes())
+            .expect("written");
+        let o = child.wait_with_output().expect("vload ends");
+        assert_eq!(o.status.code(), Some(0), "{flag} {name}: {}", stderr(&o));
+        let run = read_run(&file);
+        assert_eq!(run.totals.completed, 6, "{flag} {name}");
+        let targets = run.plan.targets.expect("targets recorded");
+        assert_eq!(targets.sets[0].file, name, "named as given");
+        assert_eq!(targets.sets[0].targets, 2);
+    }
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            pids.iter()
+                .any(|pid| name.starts_with(&format!("vload-targets-{pid}-")))
+        })
+        .collect();
+    assert!(left.is_empty(), "copies removed at exit: {left:?}");
+}
