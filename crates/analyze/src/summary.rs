@@ -380,11 +380,12 @@ fn protocol(p: &vload_schema::Plan) -> String {
 pub(crate) fn describe_plan(run: &RunFile) -> String {
     let p = &run.plan;
     // HTTP/2 multiplexes: the load is connections times streams, as h2load's -c and -m.
+    let plural = if p.connections == 1 { "" } else { "s" };
     let connections = match p.streams {
         Some(streams) if streams > 1 => {
-            format!("{} connections x {streams} streams", p.connections)
+            format!("{} connection{plural} x {streams} streams", p.connections)
         }
-        _ => format!("{} connections", p.connections),
+        _ => format!("{} connection{plural}", p.connections),
     };
     let load = match p.mode {
         Mode::Closed => format!("closed loop, {connections}"),

@@ -371,7 +371,7 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     attack::targets::name_as_given(&mut run);
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     let balanced = ledger_balances(&run);
-    let code = report_and_save(&run, output.as_ref(), signal)?;
+    let code = report_and_save(&run, output.as_ref(), signal, args.output.quiet)?;
     if !balanced {
         return Ok(ExitCode::from(2));
     }
@@ -413,12 +413,15 @@ fn report_and_save(
     run: &vload_schema::RunFile,
     output: Option<&output::Destination>,
     signal: Option<i32>,
+    quiet: bool,
 ) -> anyhow::Result<ExitCode> {
     let summary = vload_analyze::Summary::of(run).context("summarising the run")?;
     let report = vload_analyze::render::report::text::render(&summary);
     // With `-o -` the run file takes stdout, and the report goes to stderr.
     let report = vload_analyze::units::clean_lines(&report);
-    let printed = if output.is_some_and(|o| *o == output::Destination::Stdout) {
+    let printed = if quiet {
+        Ok(())
+    } else if output.is_some_and(|o| *o == output::Destination::Stdout) {
         paint::write_report(std::io::stderr().lock(), &report)
     } else {
         paint::write_report(std::io::stdout().lock(), &report)

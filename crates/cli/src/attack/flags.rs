@@ -454,6 +454,10 @@ pub(crate) struct OutputArgs {
     /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+    /// Print no report and no progress line: errors, notes, --fail-if's breaches and the exit
+    /// code still speak, and -o still writes the run file (default: the report is printed).
+    #[arg(long)]
+    pub(crate) quiet: bool,
     /// Exit 1 when the run crosses a threshold, for CI: e.g. 'p99>10ms,errors>0.1%,rate<9000'
     /// (p50, p90, p99, p99.9, mean, max of the run's latency; errors; rate in successful
     /// responses/s); one line per breach after the report (default: none).

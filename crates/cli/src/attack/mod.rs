@@ -125,8 +125,9 @@ impl Session {
     /// Runs one attack of `plan` to its run file, with the progress line and the server's
     /// counters as `args` ask.
     pub(crate) fn attack(&self, args: &AttackArgs, plan: AttackPlan) -> anyhow::Result<RunFile> {
-        let mut progress =
-            ProgressLine::new(!args.output.no_progress && std::io::stderr().is_terminal());
+        let mut progress = ProgressLine::new(
+            !args.output.no_progress && !args.output.quiet && std::io::stderr().is_terminal(),
+        );
         // The server's counters before anything is sent: a wrong name fails here, not after.
         let mut watch = ServerWatch::start(&args.server, &plan)?;
         let mut stable = args

@@ -83,7 +83,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     crate::attack::targets::name_as_given(&mut file);
     file.interrupted = session.signal().is_some();
     let balanced = crate::ledger_balances(&file);
-    let code = crate::report_and_save(&file, session.output.as_ref(), session.signal())?;
+    let code = crate::report_and_save(
+        &file,
+        session.output.as_ref(),
+        session.signal(),
+        args.output.quiet,
+    )?;
     if let Some(error) = failed {
         return Err(error);
     }

@@ -187,3 +187,22 @@ fn a_rate_plan_reports_each_stage() {
     let intended: Vec<u64> = run_file.stages.iter().map(|s| s.intended).collect();
     assert_eq!(intended, [500, 1_000]);
 }
+
+/// `--quiet`: no report and no progress, the run file still written and the exit code
+/// still the run's.
+#[test]
+fn quiet_prints_no_report_and_still_writes_the_run_file() {
+    let origin = origin();
+    let dir = Scratch::new("quiet");
+    let file = dir.path("run.json");
+    let o = run(
+        vload()
+            .args(["attack", "-n", "5", "-c", "1", "--quiet", "-o"])
+            .arg(&file)
+            .arg(origin.url()),
+        0,
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(!stderr(&o).contains("Requests"), "{}", stderr(&o));
+    assert_eq!(read_run(&file).totals.completed, 5);
+}
