@@ -35,7 +35,7 @@ pub(crate) enum CompareFormat {
     Markdown,
 }
 
-/// Print one run, or the exact merge of several (shards, machines).
+/// Print runs: one report each, or one for the shards of an attack (or with --merge).
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ReportArgs {
     /// Run files written by `vload attack -o`; `-` reads one from standard input.
@@ -44,6 +44,10 @@ pub(crate) struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
+    /// Merge the runs into one report, refusing runs whose plans differ (default: the shards
+    /// of one attack are merged, other runs get a report each, as `cat` would show them).
+    #[arg(long)]
+    pub(crate) merge: bool,
     /// Merge runs even when their plans differ (default: refuse, naming the difference).
     #[arg(long)]
     pub(crate) force: bool,
@@ -58,10 +62,6 @@ pub(crate) struct ReportArgs {
 
 /// Compare two runs or two groups of runs, metric by metric, with honest statistics.
 #[derive(Debug, Clone, clap::Args)]
-#[command(
-    after_help = "Groups: `vload compare a.json b.json`, `vload compare a1.json a2.json -- b1.json b2.json`, \
-or `vload compare --group-by label *.json` (exactly two labels)."
-)]
 pub(crate) struct CompareArgs {
     /// Run files of group A (or both runs, or every run with --group-by).
     #[arg(required = true)]
@@ -143,6 +143,10 @@ fn print(text: &str, colour: bool) -> anyhow::Result<()> {
 #[allow(clippy::print_stderr, reason = "the cli's status line")]
 pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     let runs = read_all(&args.files)?;
+    let shards = runs.iter().all(|(_, r)| r.plan.shard.is_some());
+    if runs.len() > 1 && !(shards || args.merge || args.force || args.output.is_some()) {
+        return report_each(args, &runs);
+    }
     if !args.force {
         vload_analyze::merge::check_plans(&runs)?;
     }
@@ -166,16 +170,55 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.output {
         crate::output::write_to(path, &run.to_json(), "merged run file")?;
     }
-    let summary = vload_analyze::Summary::of(&run)?;
-    let text = match args.format {
+    print(
+        &rendered(args.format, &run)?,
+        args.format == ReportFormat::Text,
+    )?;
+    crate::thresholds(&run, args.fail_if.as_ref())
+}
+
+/// One run's report in `format`.
+fn rendered(format: ReportFormat, run: &RunFile) -> anyhow::Result<String> {
+    let summary = vload_analyze::Summary::of(run)?;
+    Ok(match format {
         ReportFormat::Text => render::report::text::render(&summary),
         ReportFormat::Json => render::report::json::render(&summary),
         ReportFormat::Markdown => render::report::markdown::render(&summary),
-        ReportFormat::Hgrm => render::report::hgrm::render(&run)?,
-        ReportFormat::Wrk => render::report::wrk::render(&run)?,
-    };
-    print(&text, args.format == ReportFormat::Text)?;
-    crate::thresholds(&run, args.fail_if.as_ref())
+        ReportFormat::Hgrm => render::report::hgrm::render(run)?,
+        ReportFormat::Wrk => render::report::wrk::render(run)?,
+    })
+}
+
+/// Runs that are not the shards of one attack: a report each, under its file's name as
+/// `head` and `tail` name theirs (JSON: an array of the reports), and `--fail-if` on each.
+fn report_each(args: &ReportArgs, runs: &[(String, RunFile)]) -> anyhow::Result<ExitCode> {
+    let mut code = ExitCode::SUCCESS;
+    if args.format == ReportFormat::Json {
+        let mut reports = Vec::new();
+        for (_, run) in runs {
+            let text = rendered(args.format, run)?;
+            reports.push(serde_json::from_str::<serde_json::Value>(&text)?);
+        }
+        print(
+            &format!("{}\n", serde_json::to_string_pretty(&reports)?),
+            false,
+        )?;
+    } else {
+        for (i, (name, run)) in runs.iter().enumerate() {
+            let gap = if i == 0 { "" } else { "\n" };
+            let text = format!("{gap}==> {name} <==\n{}", rendered(args.format, run)?);
+            print(&text, args.format == ReportFormat::Text)?;
+        }
+    }
+    for (name, run) in runs {
+        if args.fail_if.is_some() {
+            crate::paint::say!("vload: {name}:");
+        }
+        if crate::thresholds(run, args.fail_if.as_ref())? != ExitCode::SUCCESS {
+            code = ExitCode::from(1);
+        }
+    }
+    Ok(code)
 }
 
 /// The two groups, named.

@@ -47,8 +47,23 @@ fn report_compare_and_plot_work_on_attack_output() {
         let o = run(vload().args(["report", "--format", format]).arg(&fast), 0);
         assert!(stdout(&o).contains(needle), "{format}: {}", stdout(&o));
     }
-    // Different URLs make different plans: refused unless --force.
-    let o = run(vload().arg("report").arg(&fast).arg(&slow), 2);
+    // Runs that are not shards of one attack get a report each, as `cat` would show them
+    // (JSON: an array of reports).
+    let o = run(vload().arg("report").arg(&fast).arg(&slow), 0);
+    let text = stdout(&o);
+    assert_eq!(text.matches("==> ").count(), 2, "{text}");
+    assert_eq!(text.matches("\nRequests ").count(), 2, "{text}");
+    let o = run(
+        vload()
+            .args(["report", "--format", "json"])
+            .arg(&fast)
+            .arg(&slow),
+        0,
+    );
+    let reports: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(reports.as_array().map(Vec::len), Some(2));
+    // Merged on request, different URLs make different plans: refused unless --force.
+    let o = run(vload().args(["report", "--merge"]).arg(&fast).arg(&slow), 2);
     assert!(
         stderr(&o).contains("plans differ: workload_hash"),
         "{}",
@@ -228,7 +243,7 @@ fn report_refuses_a_run_twice_and_two_servers_silently() {
     let copy = dir.path("copy.json");
     std::fs::copy(&a, &copy).unwrap();
     for second in [&a, &copy] {
-        let o = run(vload().arg("report").arg(&a).arg(second), 2);
+        let o = run(vload().args(["report", "--merge"]).arg(&a).arg(second), 2);
         assert!(stderr(&o).contains("are the same run"), "{}", stderr(&o));
     }
     let run_a = read_run(&a);
@@ -237,7 +252,7 @@ fn report_refuses_a_run_twice_and_two_servers_silently() {
         run_a.plan.server_address.unwrap(),
         run_b.plan.server_address.unwrap(),
     );
-    let o = run(vload().arg("report").arg(&a).arg(&b), 2);
+    let o = run(vload().args(["report", "--merge"]).arg(&a).arg(&b), 2);
     let err = stderr(&o);
     assert!(
         err.contains("server_address") && err.contains(&sa) && err.contains(&sb),
