@@ -14,7 +14,9 @@
 # Without COMMAND it prints them and waits for Ctrl-C.
 #
 # Environment: VLOAD (the vload binary; default: target/release/vload, built when missing),
-# VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1), ORIGIN_ARGS (more
+# VARNISH_LISTEN (varnishd's address, default 127.0.0.1:6081, Varnish's own port: one fixed
+# address, so two runs on one machine name the same server when compared; 127.0.0.1:0 takes a
+# free port), VARNISH_MALLOC (cache size, default 256m), ORIGIN_THREADS (default 1), ORIGIN_ARGS (more
 # origin arguments, split on spaces, e.g. ORIGIN_ARGS='--delay 5ms'), VARNISHD_ARGS (more
 # varnishd arguments, split on spaces, e.g. VARNISHD_ARGS='-p thread_pools=4 -t 120': the
 # server settings a comparison is about).
@@ -69,7 +71,12 @@ sed "s/\.port = \"8081\"/.port = \"$origin_port\"/" "$vcl" >"$work/$(basename "$
 # (10) requests; without it a keep-alive connection's counts appear only when it closes, and
 # snapshots taken during an attack are stale.
 read -r -a extra <<<"${VARNISHD_ARGS:-}"
-varnishd -F -n "$work/varnish" -a 127.0.0.1:0 -f "$work/$(basename "$vcl")" \
+listen=${VARNISH_LISTEN:-127.0.0.1:6081}
+if [[ ${listen##*:} != 0 ]] && (exec 3<>"/dev/tcp/${listen%:*}/${listen##*:}") 2>/dev/null; then
+    echo "vcl/run.sh: $listen is in use: stop what listens there, or set VARNISH_LISTEN (127.0.0.1:0 takes a free port)" >&2
+    exit 1
+fi
+varnishd -F -n "$work/varnish" -a "$listen" -f "$work/$(basename "$vcl")" \
     -s "malloc,${VARNISH_MALLOC:-256m}" -p feature=+busy_stats_rate "${extra[@]}" >"$work/varnishd.out" 2>&1 &
 varnish_pid=$!
 port=

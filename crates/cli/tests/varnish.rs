@@ -436,6 +436,8 @@ fn run_sh_with(
         .args(["sh", "-c", &script])
         .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
         .env("VARNISHD_ARGS", varnishd_args)
+        // A free port: other tests and other checkouts may run beside this one.
+        .env("VARNISH_LISTEN", "127.0.0.1:0")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
@@ -493,4 +495,30 @@ fn run_sh_starts_the_stack_and_tears_it_down() {
     assert!(params.contains("Value is: 3"), "{params}");
     assert!(params.contains("Value is: 77"), "{params}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// See #35: a random port for every run made two runs on one machine name different servers
+/// in `vload compare`; run.sh now listens on one fixed address and refuses a busy one.
+#[test]
+fn run_sh_refuses_a_busy_listen_address_naming_it() {
+    if !have_varnish("run_sh_refuses_a_busy_listen_address_naming_it") {
+        return;
+    }
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = busy.local_addr().unwrap().to_string();
+    let out = Command::new("bash")
+        .arg(root().join("vcl/run.sh"))
+        .arg(root().join("vcl/hello.vcl"))
+        .args(["sh", "-c", "exit 0"])
+        .env("VLOAD", env!("CARGO_BIN_EXE_vload"))
+        .env("VARNISH_LISTEN", &addr)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{addr} is in use")) && err.contains("VARNISH_LISTEN"),
+        "{err}"
+    );
 }
