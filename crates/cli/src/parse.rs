@@ -291,11 +291,20 @@ pub(crate) fn shard(text: &str) -> Result<vload_engine::Shard, String> {
     Ok(vload_engine::Shard { index, count })
 }
 
-/// `--start-at TIME`: RFC 3339 in UTC, at most a day ahead.
+/// `--start-at TIME`: RFC 3339 in UTC, or `+DURATION` from now (`+30s`, where GNU `date -d`
+/// is missing), at most a day ahead.
 pub(crate) fn start_at(text: &str) -> Result<std::time::SystemTime, String> {
-    let at = humantime::parse_rfc3339_weak(text).map_err(|e| {
-        format!("'{text}' is not an RFC 3339 UTC time like 2026-11-22T10:00:00Z ({e})")
-    })?;
+    let at = if let Some(after) = text.strip_prefix('+') {
+        let after = humantime::parse_duration(after)
+            .map_err(|e| format!("'{text}' is not a time from now like +30s or +2m ({e})"))?;
+        std::time::SystemTime::now() + after
+    } else {
+        humantime::parse_rfc3339_weak(text).map_err(|e| {
+            format!(
+                "'{text}' is not an RFC 3339 UTC time like 2026-11-22T10:00:00Z, nor a time from now like +30s ({e})"
+            )
+        })?
+    };
     if at
         .duration_since(std::time::SystemTime::now())
         .is_ok_and(|ahead| ahead > Duration::from_secs(86_400))
@@ -320,6 +329,25 @@ mod tests {
         assert_eq!(rate("1200/m"), Ok(Some(20.0)));
         assert_eq!(rate("infinity"), Ok(None));
         assert_eq!(rate("0"), Ok(None));
+    }
+
+    /// See #35: `+30s` beside RFC 3339, for machines without GNU `date -d`.
+    #[test]
+    fn start_at_takes_a_time_from_now() {
+        let before = std::time::SystemTime::now();
+        let at = start_at("+30s").unwrap();
+        let ahead = at.duration_since(before).unwrap();
+        assert!(ahead >= Duration::from_secs(30), "{ahead:?}");
+        assert!(ahead < Duration::from_secs(31 + 60), "{ahead:?}");
+        assert!(start_at("+2m").is_ok());
+        assert!(start_at("+soon").unwrap_err().contains("like +30s"));
+        assert!(
+            start_at("+2d")
+                .unwrap_err()
+                .contains("more than a day ahead")
+        );
+        assert!(start_at("tomorrow").unwrap_err().contains("RFC 3339"));
+        assert!(start_at("2026-11-22T10:00:00Z").is_ok());
     }
 
     #[test]

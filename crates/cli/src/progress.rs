@@ -13,14 +13,31 @@ use vload_engine::{Observer, Progress};
 /// The width assumed when the terminal does not say.
 const DEFAULT_WIDTH: usize = 80;
 
-/// The live progress line; hidden when stderr is not a terminal or `--no-progress` is given.
+/// The bar's narrowest width; it takes whatever the other fields leave of the line.
+const BAR_CELLS: usize = 12;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProgressMode {
+    /// One line redrawn in place, fitted to the terminal.
+    Live,
+    /// A plain line on stderr at most this often (stderr is a log, not a terminal).
+    Every(Duration),
+    /// Nothing.
+    Off,
+}
+
+/// The progress line: live on a terminal, plain lines in a log, or nothing.
 pub(crate) struct ProgressLine {
     bar: ProgressBar,
+    mode: ProgressMode,
+    /// When the last plain line was printed (`ProgressMode::Every`; zero before the first).
+    last_plain: Duration,
 }
 
 impl ProgressLine {
-    pub(crate) fn new(enabled: bool) -> Self {
-        let target = if enabled {
+    pub(crate) fn new(mode: ProgressMode) -> Self {
+        let target = if mode == ProgressMode::Live {
             ProgressDrawTarget::stderr_with_hz(4)
         } else {
             ProgressDrawTarget::hidden()
@@ -30,7 +47,11 @@ impl ProgressLine {
         if let Ok(style) = ProgressStyle::with_template("{wide_msg}") {
             bar.set_style(style);
         }
-        ProgressLine { bar }
+        ProgressLine {
+            bar,
+            mode,
+            last_plain: Duration::ZERO,
+        }
     }
 
     /// Erases the line, so that what is printed next starts clean.
@@ -48,6 +69,16 @@ impl ProgressLine {
             self.bar.set_message(line);
         }
     }
+
+    /// A plain line when `every` has passed since the last one.
+    #[allow(clippy::print_stderr, reason = "the progress line in a log")]
+    fn log(&mut self, p: &Progress, every: Duration) {
+        // The first after `every`: a run shorter than that stays quiet.
+        if p.elapsed >= self.last_plain + every {
+            self.last_plain = p.elapsed;
+            eprintln!("vload: progress {}", fields(p, usize::MAX, false));
+        }
+    }
 }
 
 fn width() -> usize {
@@ -57,8 +88,10 @@ fn width() -> usize {
 
 impl Observer for ProgressLine {
     fn on_interval(&mut self, p: &Progress) {
-        if !self.bar.is_hidden() {
-            self.draw(fit(p, width()));
+        match self.mode {
+            ProgressMode::Live => self.draw(fit(p, width())),
+            ProgressMode::Every(every) => self.log(p, every),
+            ProgressMode::Off => {}
         }
     }
 
@@ -111,8 +144,14 @@ fn position(p: &Progress) -> Option<(String, f64, Option<Duration>)> {
     Some((text, fraction, left))
 }
 
-/// The progress line for `p`, at most `width - 1` columns: the most useful fields that fit.
+/// The progress line for `p`, at most `width - 1` columns: the most useful fields that fit,
+/// the bar stretched over what is left.
 fn fit(p: &Progress, width: usize) -> String {
+    fields(p, width, true)
+}
+
+/// The fields of `p` that fit in `width - 1` columns, with a bar when `with_bar`.
+fn fields(p: &Progress, width: usize, with_bar: bool) -> String {
     let latency = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| duration_ns(v as f64));
     let position = position(p);
     let head = match &position {
@@ -124,16 +163,23 @@ fn fit(p: &Progress, width: usize) -> String {
         .as_ref()
         .and_then(|(_, _, left)| *left)
         .map(|left| format!("ETA {}", clock(left.as_secs())));
-    let bar = position.as_ref().map(|(_, fraction, _)| bar(*fraction, 12));
+    let fraction = position.as_ref().map(|(_, fraction, _)| *fraction);
+    let bar_field = fraction.filter(|_| with_bar).map(|f| bar(f, BAR_CELLS));
+    // The rate asked beside the rate achieved (open loop): a client or server falling behind
+    // shows as the gap.
+    let rate_field = match p.asked_per_s {
+        Some(asked) => format!("{} of {}", rate(p.rate_per_s), rate(asked)),
+        None => rate(p.rate_per_s),
+    };
     // In the order they are dropped last to first: what a user watches most goes first.
     let optional: [(usize, Option<String>); 8] = [
         (1, warmup),
-        (3, Some(rate(p.rate_per_s))),
+        (3, Some(rate_field)),
         (5, Some(format!("p99 {}", latency(p.p99_ns)))),
         (6, Some(format!("errors {}", count(p.errors)))),
         (2, eta),
         (7, Some(format!("p50 {}", latency(p.p50_ns)))),
-        (4, bar),
+        (4, bar_field),
         (8, Some(format!("done {}", count(p.completed)))),
     ];
     let budget = width.saturating_sub(1);
@@ -148,6 +194,10 @@ fn fit(p: &Progress, width: usize) -> String {
         }
     }
     kept.sort_by_key(|(slot, _)| *slot);
+    // What is left of the width goes to the bar.
+    if let (Some(f), Some((_, field))) = (fraction, kept.iter_mut().find(|(slot, _)| *slot == 4)) {
+        *field = bar(f, BAR_CELLS + budget.saturating_sub(used));
+    }
     let mut line = head;
     for (_, field) in kept {
         line.push_str("  ");
@@ -175,6 +225,7 @@ mod tests {
             completed: 1_234_567,
             errors: 12,
             rate_per_s: 123_456.0,
+            asked_per_s: None,
             p50_ns: Some(1_234_000),
             p99_ns: Some(98_765_000),
         }
@@ -197,6 +248,56 @@ mod tests {
         for field in ["ETA 0:18", "p50", "errors 12", "done 1,234,567", "█"] {
             assert!(wide.contains(field), "{field} in {wide}");
         }
+    }
+
+    /// See #35: the line stopped at about 95 columns on a 200-column terminal.
+    #[test]
+    fn the_bar_takes_the_width_the_fields_leave() {
+        for width in [100, 200, 300] {
+            let line = fit(&progress(), width);
+            assert_eq!(line.chars().count(), width - 1, "{width}: {line}");
+        }
+    }
+
+    /// See #35: an open loop shows the rate asked beside the rate achieved; a closed loop,
+    /// which asks for none, only the rate.
+    #[test]
+    fn an_open_loop_shows_the_rate_asked_beside_the_rate_achieved() {
+        let p = Progress {
+            rate_per_s: 9_000.0,
+            asked_per_s: Some(10_000.0),
+            ..progress()
+        };
+        let line = fit(&p, 120);
+        assert!(line.contains("9,000.0/s of 10,000.0/s"), "{line}");
+        assert!(!fit(&progress(), 120).contains(" of "));
+    }
+
+    /// Plain lines for a log: no bar, no escapes, at most one per `every`.
+    #[test]
+    fn a_log_gets_a_plain_line_no_more_often_than_asked() {
+        let line = fields(&progress(), usize::MAX, false);
+        assert!(!line.contains('█') && !line.contains('\x1b'), "{line}");
+        assert!(
+            line.contains("ETA 0:18") && line.contains("done 1,234,567"),
+            "{line}"
+        );
+        let mut log = ProgressLine::new(ProgressMode::Every(Duration::from_secs(10)));
+        let mut printed = Vec::new();
+        for s in 1..=25 {
+            let before = log.last_plain;
+            log.log(
+                &Progress {
+                    elapsed: Duration::from_secs(s),
+                    ..progress()
+                },
+                Duration::from_secs(10),
+            );
+            if log.last_plain != before {
+                printed.push(s);
+            }
+        }
+        assert_eq!(printed, [10, 20]);
     }
 
     #[test]

@@ -328,6 +328,10 @@ impl<'a> Tally<'a> {
             completed: self.everything.completed,
             errors: self.everything.error_total(),
             rate_per_s: last.map_or(0.0, |i| i.completed as f64),
+            asked_per_s: self
+                .setup
+                .open_loop
+                .then(|| last.map_or(0.0, |i| i.intended as f64)),
             p50_ns: so_far.quantile(0.5),
             p99_ns: so_far.quantile(0.99),
         });

@@ -23,6 +23,9 @@ pub struct Progress {
     pub errors: u64,
     /// Requests completed in the last interval, per second.
     pub rate_per_s: f64,
+    /// Open loop: requests due in the last interval, per second (the rate asked); `None` in a
+    /// closed loop.
+    pub asked_per_s: Option<f64>,
     /// Median of the primary latency so far, in ns.
     pub p50_ns: Option<u64>,
     /// 99th percentile of the primary latency so far, in ns.

@@ -210,7 +210,7 @@ fn check_start(start_at: Option<std::time::SystemTime>, shard: bool) -> anyhow::
     let ago = humantime::format_duration(std::time::Duration::from_secs(ago.as_secs()));
     if !shard {
         bail!(
-            "--start-at {when} was {ago} ago: give a time ahead (e.g. $(date -u -d '+1 min' +%Y-%m-%dT%H:%M:%SZ)), or drop it to start at once"
+            "--start-at {when} was {ago} ago: give a time ahead (e.g. +1m, or $(date -u -d '+1 min' +%Y-%m-%dT%H:%M:%SZ)), or drop it to start at once"
         );
     }
     crate::paint::say!(
@@ -316,7 +316,20 @@ mod tests {
 
     #[test]
     fn impossible_combinations_say_what_to_do() {
-        assert!(plan_error(&["-c", "10", "-r", "100"]).contains("--max-connections"));
+        // wrk2's habit: -c beside a rate caps the connections (with a note); both caps at
+        // once are refused.
+        let capped = args(&["-c", "10", "-r", "100"]).plan(URL).unwrap();
+        assert!(matches!(
+            capped.load,
+            Load::Open {
+                max_connections: 10,
+                ..
+            }
+        ));
+        assert!(
+            plan_error(&["-c", "10", "--max-connections", "20", "-r", "100"])
+                .contains("give --max-connections alone")
+        );
         assert!(plan_error(&["--max-connections", "10"]).contains("-c/--connections"));
         assert!(plan_error(&["--arrival", "poisson"]).contains("--rate"));
         assert!(plan_error(&["-r", "10", "--seed", "3"]).contains("--arrival poisson"));

@@ -99,8 +99,8 @@ pub(crate) struct LoadArgs {
     /// and every Nth target from I; `vload report` merges the shards' run files (default: none).
     #[arg(long, value_name = "I/N", value_parser = parse::shard)]
     pub(crate) shard: Option<Shard>,
-    /// Begin at this wall-clock time (RFC 3339, e.g. 2026-11-22T10:00:00Z), so that shards
-    /// started apart begin together (default: at once).
+    /// Begin at this wall-clock time (RFC 3339, e.g. 2026-11-22T10:00:00Z, or +30s from now),
+    /// so that shards started apart begin together (default: at once).
     #[arg(long, value_name = "TIME", value_parser = parse::start_at)]
     pub(crate) start_at: Option<std::time::SystemTime>,
 }
@@ -454,6 +454,10 @@ pub(crate) struct OutputArgs {
     /// Do not draw the live progress line on stderr (default: drawn when stderr is a terminal).
     #[arg(long)]
     pub(crate) no_progress: bool,
+    /// When stderr is not a terminal (a CI log), print a plain progress line this often; 0
+    /// for none (default: 10s).
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "10s")]
+    pub(crate) progress_every: Duration,
     /// Print no report and no progress line: errors, notes, --fail-if's breaches and the exit
     /// code still speak, and -o still writes the run file (default: the report is printed).
     #[arg(long)]

@@ -13,7 +13,7 @@ use vload_schema::RunFile;
 pub(crate) use args::AttackArgs;
 
 use crate::output::Destination;
-use crate::progress::ProgressLine;
+use crate::progress::{ProgressLine, ProgressMode};
 use crate::server::watch::ServerWatch;
 use crate::stable::StableWatch;
 
@@ -125,9 +125,17 @@ impl Session {
     /// Runs one attack of `plan` to its run file, with the progress line and the server's
     /// counters as `args` ask.
     pub(crate) fn attack(&self, args: &AttackArgs, plan: AttackPlan) -> anyhow::Result<RunFile> {
-        let mut progress = ProgressLine::new(
-            !args.output.no_progress && !args.output.quiet && std::io::stderr().is_terminal(),
-        );
+        let every = args.output.progress_every;
+        let mode = if args.output.no_progress || args.output.quiet {
+            ProgressMode::Off
+        } else if std::io::stderr().is_terminal() {
+            ProgressMode::Live
+        } else if every.is_zero() {
+            ProgressMode::Off
+        } else {
+            ProgressMode::Every(every)
+        };
+        let mut progress = ProgressLine::new(mode);
         // The server's counters before anything is sent: a wrong name fails here, not after.
         let mut watch = ServerWatch::start(&args.server, &plan)?;
         let mut stable = args

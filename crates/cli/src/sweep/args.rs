@@ -203,6 +203,7 @@ impl SweepArgs {
                 label: self.output.label.clone(),
                 hlog: None,
                 no_progress: self.output.no_progress,
+                progress_every: self.output.progress_every,
                 quiet: self.output.quiet,
                 fail_if: None,
                 expect_status: self.output.expect_status.clone(),

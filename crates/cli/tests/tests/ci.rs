@@ -204,6 +204,41 @@ fn completions_and_the_man_page_are_generated() {
             assert!(check.status.success(), "{}", stderr(&check));
         }
     }
+    // See #35: the README's path is the one `--help` gives, and a bash that sources the
+    // script completes vload.
+    let help = stdout(&run(vload().args(["completions", "--help"]), 0));
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    for path in [
+        "~/.local/share/bash-completion/completions/vload",
+        "~/.zfunc/_vload",
+        "~/.config/fish/completions/vload.fish",
+    ] {
+        assert!(help.contains(path), "--help names {path}: {help}");
+    }
+    assert!(
+        readme
+            .contains("vload completions bash > ~/.local/share/bash-completion/completions/vload"),
+        "README installs where --help says"
+    );
+    let script = stdout(&run(vload().args(["completions", "bash"]), 0));
+    let dir = Scratch::new("completions-source");
+    let file = dir.path("vload.bash");
+    std::fs::write(&file, script.as_bytes()).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("source '{}' && complete -p vload", file.display()))
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success() && stdout(&check).contains("vload"),
+        "{} {}",
+        stdout(&check),
+        stderr(&check)
+    );
+
     let o = run(vload().args(["completions", "tcsh"]), 2);
     assert!(stderr(&o).contains("possible values"), "{}", stderr(&o));
 
@@ -214,9 +249,19 @@ fn completions_and_the_man_page_are_generated() {
         "VLOAD ATTACK",
         "VLOAD COMPARE",
         "VLOAD REPORT",
+        "EXAMPLES",
         "EXIT STATUS",
     ] {
         assert!(page.contains(section), "man page lacks {section}");
+    }
+    // See #35: examples in the manual and at the foot of each command's --help.
+    assert!(page.contains("vload sweep \\-\\-rates") || page.contains("vload sweep --rates"));
+    for command in ["attack", "sweep", "report", "compare", "plot", "origin"] {
+        let help = stdout(&run(vload().args([command, "--help"]), 0));
+        assert!(
+            help.contains("Examples:") && help.contains(&format!("vload {command} ")),
+            "{command} --help: {help}"
+        );
     }
     assert!(page.contains("\\-\\-fail\\-if"), "options are listed");
 }
@@ -275,6 +320,35 @@ fn the_progress_line_fits_a_narrow_terminal_and_is_off_in_a_pipe() {
     );
     let err = stderr(&o);
     assert!(!err.contains('\r') && !err.contains("ETA"), "{err}");
+
+    // See #35: in a log, a plain line every --progress-every, like k6's in CI.
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-r",
+                "50",
+                "-d",
+                "3s",
+                "--progress-every",
+                "1s",
+                "-o",
+            ])
+            .arg(dir.path("run3.json"))
+            .arg(origin.url()),
+        0,
+    );
+    let err = stderr(&o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("vload: progress "))
+        .collect();
+    assert!(lines.len() >= 2, "{err}");
+    assert!(
+        lines[0].starts_with("vload: progress 0:01/0:03") && lines[0].contains("/s of 50.0/s"),
+        "{err}"
+    );
+    assert!(!err.contains('\r') && !err.contains('█'), "{err}");
 }
 
 /// Verdicts and errors coloured on a terminal (a pty from script(1)); none with `NO_COLOR`
