@@ -7,6 +7,7 @@
 
 mod analysis;
 mod attack;
+mod examples;
 mod output;
 mod paint;
 mod parse;
@@ -45,18 +46,33 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Send load (open or closed loop) and report latencies, errors and client health.
+    #[command(after_help = examples::ATTACK)]
     Attack(Box<AttackArgs>),
     /// Find a server's capacity: steps of rising rate, each held to an SLO, until one misses.
+    #[command(after_help = examples::SWEEP)]
     Sweep(Box<sweep::SweepArgs>),
-    /// Print one run, or the exact merge of several (shards, machines).
+    /// Print runs: one report each, or one for the shards of an attack (or with --merge).
+    #[command(after_help = examples::REPORT)]
     Report(analysis::ReportArgs),
     /// Compare two runs or two groups of runs: verdicts with confidence intervals.
+    #[command(after_help = examples::COMPARE)]
     Compare(analysis::CompareArgs),
     /// Draw runs as one self-contained HTML page.
+    #[command(after_help = examples::PLOT)]
     Plot(analysis::PlotArgs),
     /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, /stats.
+    #[command(after_help = examples::ORIGIN)]
     Origin(vload_origin::OriginArgs),
-    /// Print a shell completion script: `vload completions bash > /etc/bash_completion.d/vload`.
+    /// Print a shell completion script: `vload completions bash >
+    /// ~/.local/share/bash-completion/completions/vload`.
+    ///
+    /// Where each shell finds it, for one user (new shells pick it up):
+    ///   bash  ~/.local/share/bash-completion/completions/vload  (needs the bash-completion
+    ///         package; or `source` the file from ~/.bashrc)
+    ///   zsh   ~/.zfunc/_vload, with `fpath+=~/.zfunc; autoload -Uz compinit; compinit` in
+    ///         ~/.zshrc
+    ///   fish  ~/.config/fish/completions/vload.fish
+    #[command(verbatim_doc_comment)]
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `vload man > vload.1 && man ./vload.1`.
     Man,
@@ -309,6 +325,18 @@ fn man() -> anyhow::Result<ExitCode> {
         // Each subcommand's sections become subsections of its own.
         let text = String::from_utf8_lossy(&section).replace(".SH ", ".SS ");
         out.write_all(text.as_bytes())?;
+    }
+    writeln!(out, ".SH EXAMPLES")?;
+    for (name, text) in examples::ALL {
+        writeln!(out, ".SS \"vload {name}\"\n.nf")?;
+        for line in text
+            .lines()
+            .skip_while(|l| !l.starts_with("Examples:"))
+            .skip(1)
+        {
+            writeln!(out, "{}", roff_escape(line))?;
+        }
+        writeln!(out, ".fi")?;
     }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in

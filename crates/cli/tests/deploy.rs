@@ -2,7 +2,8 @@
 //! fields they use (unknown or misspelt fields are refused), the Indexed Job's invariants,
 //! and every vload flag they pass checked against `vload attack --help`. The official API
 //! types check them too: deploy/kubernetes/check (Go, k8s.io/api, strict decoding). They are
-//! not applied to a cluster here.
+//! not applied to a cluster here. The GitHub Actions example in docs/ci passes actionlint, and
+//! the Debian package of deploy/debian builds and runs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -396,4 +397,129 @@ fn the_manifests_decode_strictly_into_the_kubernetes_api_types() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// See #35: the GitHub Actions example in docs/ci passes actionlint (run from the Go module
+/// proxy at a fixed version; it also runs shellcheck on the scripts when that is installed),
+/// and a broken copy of it does not, so the check can fail.
+#[test]
+fn the_github_actions_example_passes_actionlint() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none() && std::env::var_os("VLOAD_REQUIRE_GO").is_none(),
+            "go is not installed, and CI needs it for actionlint (.ci/run installs it)"
+        );
+        #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+        {
+            eprintln!("SKIPPED the_github_actions_example_passes_actionlint: go is not installed");
+        }
+        return;
+    }
+    let lint = |file: &Path| {
+        std::process::Command::new("go")
+            .args(["run", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.12"])
+            .arg(file)
+            // `go run pkg@version` ignores the current module; any directory will do.
+            .current_dir(&root)
+            .output()
+            .expect("go runs")
+    };
+    let workflow = root.join("docs/ci/github-actions.yml");
+    let o = lint(&workflow);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&workflow).unwrap();
+    let broken = std::env::temp_dir().join(format!("vload-workflow-{}.yml", std::process::id()));
+    std::fs::write(&broken, text.replace("runs-on:", "runs-onn:")).unwrap();
+    let o = lint(&broken);
+    let _ = std::fs::remove_file(&broken);
+    assert!(!o.status.success(), "a misspelt key fails the lint");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("runs-onn"));
+}
+
+/// See #35: deploy/debian/build.sh makes a .deb (Debian's users install with apt) whose
+/// control fields name this version, whose files are where Debian looks for them, and whose
+/// binary, unpacked, runs an attack on its built-in origin. `.ci/run` also installs it with
+/// `dpkg -i`.
+#[test]
+fn the_debian_package_builds_unpacks_and_attacks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if std::process::Command::new("dpkg-deb")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "dpkg-deb is not installed, and CI builds the Debian package"
+        );
+        #[allow(clippy::print_stderr, reason = "a skipped test says so")]
+        {
+            eprintln!("SKIPPED the_debian_package_builds_unpacks_and_attacks: no dpkg-deb");
+        }
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vload-deb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = std::process::Command::new("bash")
+        .arg(root.join("deploy/debian/build.sh"))
+        .arg(env!("CARGO_BIN_EXE_vload"))
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let deb = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        deb.ends_with(".deb") && deb.contains(&format!("vload_{version}_")),
+        "{deb}"
+    );
+    let field = |name: &str| {
+        let o = std::process::Command::new("dpkg-deb")
+            .args(["--field", &deb, name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_owned()
+    };
+    assert_eq!(field("Package"), "vload");
+    assert_eq!(field("Version"), version);
+    let unpacked = dir.join("root");
+    let o = std::process::Command::new("dpkg-deb")
+        .args(["-x", &deb])
+        .arg(&unpacked)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for file in [
+        "usr/bin/vload",
+        "usr/share/man/man1/vload.1.gz",
+        "usr/share/bash-completion/completions/vload",
+        "usr/share/zsh/vendor-completions/_vload",
+        "usr/share/fish/vendor_completions.d/vload.fish",
+        "usr/share/doc/vload/copyright",
+    ] {
+        assert!(unpacked.join(file).is_file(), "{file} in the package");
+    }
+    let o = std::process::Command::new(unpacked.join("usr/bin/vload"))
+        .args(["attack", "-n", "300", "-c", "2", "--no-progress"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("300, 300, 300, 0, 0"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
