@@ -370,9 +370,27 @@ fn sweep_regression(
 #[allow(clippy::print_stderr, reason = "the cli's status line")]
 pub(crate) fn plot(args: &PlotArgs) -> anyhow::Result<ExitCode> {
     let runs = read_all(&args.files)?;
+    // Runs whose labels repeat are grouped by the label on the page: each is then named by
+    // its file, so that its own line and dots say which run they are.
+    let repeats = |label: &Option<String>| {
+        label.is_some() && runs.iter().filter(|(_, r)| &r.label == label).count() > 1
+    };
     let named: Vec<(String, RunFile)> = runs
-        .into_iter()
-        .map(|(path, run)| (display_name(&path, &run), run))
+        .iter()
+        .map(|(path, run)| {
+            let name = if repeats(&run.label) {
+                display_name(
+                    path,
+                    &RunFile {
+                        label: None,
+                        ..run.clone()
+                    },
+                )
+            } else {
+                display_name(path, run)
+            };
+            (name, run.clone())
+        })
         .collect();
     let page = render::plot::html(&named)?;
     crate::output::write_to(&args.output, &page, "plot")?;

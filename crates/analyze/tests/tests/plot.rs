@@ -129,3 +129,146 @@ fn runs_with_no_success_no_request_or_one_request_plot() {
         assert!(page.len() < 1_000_000, "{} bytes", page.len());
     }
 }
+
+/// See #35: docs/varnish.md's 5+5 recipe plotted as ten runs gave a title of ten names,
+/// colours that wrapped and 30 legend entries. Runs whose labels repeat are grouped: one
+/// colour a label, each run thin around the label's median, a legend of labels, and each
+/// run's value by group.
+#[test]
+fn runs_grouped_by_label_get_a_colour_each_a_median_and_a_compare_view() {
+    let mut runs = Vec::new();
+    for i in 0..5 {
+        for (label, base) in [("x86_64", 250_000.0), ("aarch64", 200_000.0)] {
+            let run = synthetic(label, 6, 500, base * (1.0 + 0.02 * i as f64), 10 + i);
+            runs.push((format!("{label}-{i}.json"), run));
+        }
+    }
+    let page = vload_analyze::render::plot::html(&runs).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("well-formed");
+    let h1 = doc.descendants().find(|n| n.has_tag_name("h1")).unwrap();
+    assert_eq!(
+        h1.text(),
+        Some("vload: x86_64 (5 runs) vs aarch64 (5 runs)")
+    );
+    // Every run's series is there, thin, in its group.
+    for (name, run) in &runs {
+        let label = run.label.as_deref().unwrap();
+        let line = doc
+            .descendants()
+            .find(|n| n.attribute("data-series") == Some(&format!("{name} p50")))
+            .unwrap_or_else(|| panic!("{name} p50"));
+        assert_eq!(line.attribute("data-group"), Some(label));
+        assert_eq!(line.attribute("class"), Some("series thin"));
+    }
+    // Each label's median, thick.
+    for label in ["x86_64", "aarch64"] {
+        let median = doc
+            .descendants()
+            .find(|n| n.attribute("data-series") == Some(&format!("{label} p50")))
+            .unwrap_or_else(|| panic!("{label} p50"));
+        assert_eq!(median.attribute("class"), Some("series"));
+    }
+    // Two colours among the lines, whatever the count of runs.
+    let mut colours: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series thin"))
+        .filter_map(|n| n.attribute("stroke"))
+        .collect();
+    colours.sort_unstable();
+    colours.dedup();
+    assert_eq!(colours.len(), 2, "{colours:?}");
+    // The latency legend names labels, not runs.
+    let legend = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("legend"))
+        .unwrap();
+    let entries: Vec<String> = legend
+        .children()
+        .filter(|n| n.has_tag_name("span"))
+        .map(|n| n.descendants().filter_map(|t| t.text()).collect())
+        .collect();
+    assert!(entries.iter().all(|e| !e.contains(".json")), "{entries:?}");
+    assert!(entries.len() <= 2 * 3 + 1, "{entries:?}");
+    // The compare view: five dots a label, and a median bar, in each of its charts.
+    let dots = |label: &str| {
+        doc.descendants()
+            .filter(|n| {
+                n.attribute("class") == Some("run") && n.attribute("data-group") == Some(label)
+            })
+            .count()
+    };
+    assert_eq!(dots("x86_64"), 3 * 5);
+    assert_eq!(dots("aarch64"), 3 * 5);
+    let medians = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("median"))
+        .count();
+    assert_eq!(medians, 3 * 2);
+}
+
+/// See #35: a constant-rate run drew no line for the rate asked and no warm-up; a plan with
+/// a ramp drew the ramp as a knee point at its mean rate; the latency axis's title was drawn
+/// over its tick labels.
+#[test]
+fn the_rate_asked_the_warm_up_and_no_knee_for_a_ramp() {
+    let mut run = synthetic("ramp", 8, 500, 250_000.0, 4);
+    run.intervals[0].warmup = true;
+    run.intervals[1].warmup = true;
+    // Two stages: a ramp from 100/s to 500/s, then 500/s held.
+    let mut ramp = vload_analyze::sweep::step_record(&run, 0, 2.0, &[]);
+    ramp.from_rate_per_s = 100.0;
+    ramp.to_rate_per_s = 500.0;
+    let mut held = vload_analyze::sweep::step_record(&run, 1, 5.0, &[]);
+    held.from_rate_per_s = 500.0;
+    held.to_rate_per_s = 500.0;
+    run.stages = vec![ramp, held];
+    let page = vload_analyze::render::plot::html(&[("ramp".to_owned(), run)]).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("well-formed");
+    assert!(
+        doc.descendants()
+            .any(|n| n.attribute("data-series") == Some("ramp asked")),
+        "the rate asked, beside the rate achieved"
+    );
+    let band = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("band"))
+        .expect("the warm-up shaded");
+    assert_eq!(
+        band.children()
+            .find(|c| c.has_tag_name("title"))
+            .unwrap()
+            .text(),
+        Some("warm-up")
+    );
+    assert!(
+        !page.contains("Latency against"),
+        "one constant stage and no sweep: no knee"
+    );
+    // Each y-axis title sits left of its widest tick label (about 6.4 px a character).
+    for svg in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("role").is_some())
+    {
+        let widest = svg
+            .descendants()
+            .filter(|n| n.attribute("text-anchor") == Some("end"))
+            .filter_map(|n| n.text())
+            .map(|t| t.chars().count())
+            .max()
+            .unwrap_or(0) as f64;
+        let Some(title) = svg.descendants().find(|n| {
+            n.attribute("transform")
+                .is_some_and(|t| t.contains("rotate(-90)"))
+        }) else {
+            continue;
+        };
+        let t = title.attribute("transform").unwrap();
+        let x: f64 = t["translate(".len()..t.find(',').unwrap()].parse().unwrap();
+        assert!(
+            -x >= 8.0 + widest * 6.4 || -x >= 80.0,
+            "the axis title at {x} overlaps ticks {widest} characters wide"
+        );
+    }
+}

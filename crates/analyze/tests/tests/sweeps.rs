@@ -91,12 +91,24 @@ fn the_report_shows_each_step_and_the_answer() {
     assert!(markdown.contains("capacity at the SLO"), "{markdown}");
 }
 
+/// The knee of a sweep: one point a rate at the rate asked (a retried rate keeps its last
+/// try, so the line never zig-zags), each step marked by its outcome, the SLO as its own
+/// line, and the capacity bracket shaded (#35).
 #[test]
-fn the_plot_draws_the_knee_with_the_slo() {
-    let runs = vec![(
-        "x86_64".to_owned(),
-        sweep("x86_64", &[1_000, 2_000, 3_000], 2_500, 200_000.0),
-    )];
+fn the_plot_draws_the_knee_with_the_slo_each_outcome_and_the_bracket() {
+    let mut run = sweep("x86_64", &[1_000, 2_000, 3_000], 2_500, 200_000.0);
+    // A retry of the 2,000/s step, run last and slower: its dot is drawn, the line goes
+    // through it, not through both.
+    let mut retry = run
+        .stages
+        .iter()
+        .find(|s| s.to_rate_per_s == 2_000.0)
+        .unwrap()
+        .clone();
+    retry.index = 99;
+    retry.start_s += 100.0;
+    run.stages.push(retry);
+    let runs = vec![("x86_64".to_owned(), run)];
     let page = vload_analyze::render::plot::html(&runs).unwrap();
     let xml = page.trim_start_matches("<!DOCTYPE html>\n");
     let doc = roxmltree::Document::parse(xml).expect("well-formed");
@@ -107,19 +119,60 @@ fn the_plot_draws_the_knee_with_the_slo() {
     for name in ["x86_64 p50", "x86_64 SLO p99<10.00 ms"] {
         assert!(series.contains(&name), "{name}: {series:?}");
     }
-    let heading = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("h2"))
-        .filter_map(|n| n.text())
-        .any(|t| t.starts_with("Latency against throughput achieved"));
-    assert!(heading);
-    // One dot a step on each quantile line that has enough samples.
     assert!(
         doc.descendants()
-            .filter(|n| n.has_tag_name("circle"))
-            .count()
-            >= 3
+            .filter(|n| n.has_tag_name("h2"))
+            .filter_map(|n| n.text())
+            .any(|t| t.starts_with("Latency against the rate asked"))
     );
+    // The p50 line: three points, left to right.
+    let knee = doc
+        .descendants()
+        .find(|n| {
+            n.attribute("data-series") == Some("x86_64 p50")
+                && n.parent()
+                    .and_then(|g| g.parent())
+                    .and_then(|svg| svg.attribute("aria-label"))
+                    .is_some_and(|t| t.starts_with("Latency against the rate asked"))
+        })
+        .expect("the knee's p50 line");
+    let xs: Vec<f64> = knee
+        .attribute("points")
+        .unwrap()
+        .split(' ')
+        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 3, "{xs:?}");
+    assert!(xs.windows(2).all(|w| w[0] < w[1]), "no zig-zag: {xs:?}");
+    // Every step marked by its outcome, the retry too.
+    let marks: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.attribute("class"))
+        .filter(|c| c.starts_with("mark "))
+        .collect();
+    assert_eq!(
+        marks.iter().filter(|c| **c == "mark met").count(),
+        3,
+        "{marks:?}"
+    );
+    assert_eq!(
+        marks.iter().filter(|c| **c == "mark missed").count(),
+        1,
+        "{marks:?}"
+    );
+    // The bracket: shaded, and named.
+    let band = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("band"))
+        .expect("the capacity bracket");
+    let label = band.children().find(|c| c.has_tag_name("title")).unwrap();
+    assert_eq!(label.text(), Some("capacity 2,000..3,000/s"));
+    // No legend entry for a quantile with no points, and the SLO not dotted like p99.9.
+    let slo = doc
+        .descendants()
+        .find(|n| n.attribute("data-series") == Some("x86_64 SLO p99<10.00 ms"))
+        .unwrap();
+    assert_ne!(slo.attribute("stroke-dasharray"), Some("1 3"));
 }
 
 #[test]

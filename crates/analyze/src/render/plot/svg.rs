@@ -3,26 +3,105 @@
 
 use std::fmt::Write as _;
 
-use crate::units::{count, duration_ns};
+use crate::units::count;
 
-pub(super) const PALETTE: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+/// The first ten colours (Tableau 10, told apart by most eyes); more groups than that get
+/// colours spread around the hue circle by the golden angle, so no two runs share one.
+const PALETTE: [&str; 10] = [
+    "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
+    "#9c755f", "#bab0ac",
 ];
-const WIDTH: f64 = 880.0;
-const HEIGHT: f64 = 320.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 45.0;
-const TOP: f64 = 20.0;
-const BOTTOM: f64 = 45.0;
+pub(super) const WIDTH: f64 = 880.0;
+pub(super) const HEIGHT: f64 = 320.0;
+pub(super) const LEFT: f64 = 84.0;
+pub(super) const RIGHT: f64 = 45.0;
+pub(super) const TOP: f64 = 20.0;
+pub(super) const BOTTOM: f64 = 45.0;
+/// About how wide a character of a tick label is, in pixels (11 px system font).
+pub(super) const TICK_CHAR: f64 = 6.4;
+/// Above this many points a series gets no hover marks (the page would grow too big).
+const HOVER_POINTS: usize = 400;
+
+/// The colour of group `index`.
+pub(super) fn colour(index: usize) -> String {
+    if let Some(c) = PALETTE.get(index) {
+        return (*c).to_owned();
+    }
+    let hue = (index as f64 * 137.507_764) % 360.0;
+    format!("hsl({hue:.0},55%,45%)")
+}
 
 /// One line on a chart.
 pub(super) struct Series {
     pub(super) name: String,
-    pub(super) color: &'static str,
+    pub(super) color: String,
     pub(super) dash: &'static str,
     pub(super) points: Vec<(f64, f64)>,
     /// Marks each point with a dot (a point is a stage, not a sample of a curve).
     pub(super) dots: bool,
+    /// One run of a group drawn around the group's median: thin, faint, not in the legend.
+    pub(super) thin: bool,
+    /// The group (label) the series belongs to, when runs are grouped.
+    pub(super) group: Option<String>,
+}
+
+impl Series {
+    pub(super) fn new(
+        name: String,
+        color: String,
+        dash: &'static str,
+        points: Vec<(f64, f64)>,
+    ) -> Self {
+        Series {
+            name,
+            color,
+            dash,
+            points,
+            dots: false,
+            thin: false,
+            group: None,
+        }
+    }
+}
+
+/// A span of x shaded behind the series (the warm-up, a sweep's capacity bracket).
+pub(super) struct Band {
+    pub(super) from: f64,
+    pub(super) to: f64,
+    pub(super) label: String,
+    pub(super) fill: &'static str,
+    /// Written at the band's top (else only on hover): the first of repeated bands.
+    pub(super) show_label: bool,
+}
+
+/// How a mark is drawn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// Filled: a step that met the SLO.
+    Dot,
+    /// A cross: a step that missed.
+    Cross,
+    /// Hollow: a step that says nothing about the server (client-bound, machine busy, capped).
+    Ring,
+}
+
+/// One marked point, with what hovering over it says.
+pub(super) struct Mark {
+    pub(super) at: (f64, f64),
+    pub(super) shape: Shape,
+    pub(super) color: String,
+    pub(super) title: String,
+    /// What the mark means, for its class and the legend (`met`, `missed`, ...).
+    pub(super) outcome: &'static str,
+}
+
+/// What a chart draws besides its series.
+#[derive(Default)]
+pub(super) struct Extras {
+    pub(super) bands: Vec<Band>,
+    pub(super) marks: Vec<Mark>,
+    /// Lines under the legend, e.g. what the thin lines are.
+    pub(super) notes: Vec<String>,
 }
 
 /// How an axis maps values.
@@ -48,10 +127,6 @@ pub(super) fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn bounds(series: &[Series], pick: fn(&(f64, f64)) -> f64, scale: Scale) -> (f64, f64) {
-    bounds_of(series.iter().flat_map(|s| s.points.iter().map(pick)), scale)
-}
-
 /// The axis bounds for `values`: whole decades on a log scale.
 pub(super) fn bounds_of(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     let values = values.filter(|v| v.is_finite());
@@ -75,7 +150,7 @@ pub(super) fn bounds_of(values: impl Iterator<Item = f64>, scale: Scale) -> (f64
     }
 }
 
-fn project(v: f64, (lo, hi): (f64, f64), scale: Scale, span: f64) -> f64 {
+pub(super) fn project(v: f64, (lo, hi): (f64, f64), scale: Scale, span: f64) -> f64 {
     let t = match scale {
         Scale::Linear => (v - lo) / (hi - lo),
         Scale::Log => (v.max(lo).log10() - lo.log10()) / (hi.log10() - lo.log10()),
@@ -86,7 +161,7 @@ fn project(v: f64, (lo, hi): (f64, f64), scale: Scale, span: f64) -> f64 {
 /// At most this many ticks on an axis, whatever the data.
 const MAX_TICKS: usize = 24;
 
-fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
+pub(super) fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
     if !(lo.is_finite() && hi.is_finite() && hi > lo) {
         return vec![lo].into_iter().filter(|v| v.is_finite()).collect();
     }
@@ -114,7 +189,7 @@ fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
 }
 
 /// A chart's heading and the opening of its SVG, the drawing area translated to the origin.
-fn open_chart(title: &str) -> String {
+pub(super) fn open_chart(title: &str) -> String {
     let mut svg = String::new();
     let _ = writeln!(svg, "<h2>{}</h2>", escape(title));
     let _ = writeln!(
@@ -126,34 +201,59 @@ fn open_chart(title: &str) -> String {
     svg
 }
 
-pub(super) fn chart(title: &str, x: &Axis, y: &Axis, series: &[Series]) -> String {
+/// A chart with bands shaded behind its series and marks over them.
+pub(super) fn chart_with(
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+    extras: &Extras,
+) -> String {
+    let xs = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(extras.marks.iter().map(|m| m.at.0))
+        .chain(extras.bands.iter().flat_map(|b| [b.from, b.to]));
+    let ys = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(extras.marks.iter().map(|m| m.at.1));
     let plot = Plot {
         w: WIDTH - LEFT - RIGHT,
         h: HEIGHT - TOP - BOTTOM,
-        xb: bounds(series, |p| p.0, x.scale),
-        yb: bounds(series, |p| p.1, y.scale),
+        xb: bounds_of(xs, x.scale),
+        yb: bounds_of(ys, y.scale),
         x,
         y,
     };
     let mut svg = open_chart(title);
+    for band in &extras.bands {
+        plot.band(&mut svg, band);
+    }
     plot.grid(&mut svg);
-    for s in series {
+    for s in series.iter().filter(|s| s.thin) {
         plot.line(&mut svg, s);
+    }
+    for s in series.iter().filter(|s| !s.thin) {
+        plot.line(&mut svg, s);
+    }
+    for mark in &extras.marks {
+        plot.mark(&mut svg, mark);
     }
     plot.labels(&mut svg);
     svg.push_str("</g>\n</svg>\n");
-    svg.push_str(&legend(series));
+    svg.push_str(&legend(series, extras));
     svg
 }
 
 /// A chart's drawing area and how values map onto it.
-struct Plot<'a> {
-    w: f64,
-    h: f64,
-    xb: (f64, f64),
-    yb: (f64, f64),
-    x: &'a Axis,
-    y: &'a Axis,
+pub(super) struct Plot<'a> {
+    pub(super) w: f64,
+    pub(super) h: f64,
+    pub(super) xb: (f64, f64),
+    pub(super) yb: (f64, f64),
+    pub(super) x: &'a Axis,
+    pub(super) y: &'a Axis,
 }
 
 impl Plot<'_> {
@@ -164,8 +264,76 @@ impl Plot<'_> {
         )
     }
 
+    /// The widest y tick label, in characters.
+    pub(super) fn widest_y_tick(&self) -> usize {
+        ticks(self.yb, self.y.scale)
+            .iter()
+            .map(|t| (self.y.format)(*t).chars().count())
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// A shaded span of x, its label at the top.
+    fn band(&self, svg: &mut String, band: &Band) {
+        if !(band.from.is_finite() && band.to.is_finite()) {
+            return;
+        }
+        let x0 = project(band.from, self.xb, self.x.scale, self.w);
+        let x1 = project(band.to, self.xb, self.x.scale, self.w);
+        let _ = writeln!(
+            svg,
+            r#"<rect class="band" x="{x0:.1}" y="0" width="{:.1}" height="{}" fill="{}"><title>{}</title></rect>"#,
+            (x1 - x0).max(1.5),
+            self.h,
+            band.fill,
+            escape(&band.label)
+        );
+        if band.show_label {
+            // Near the right edge the label reads leftwards, so that it stays on the chart.
+            let (x, anchor) = if x0 > self.w * 0.7 {
+                (x1 - 4.0, "end")
+            } else {
+                (x0 + 4.0, "start")
+            };
+            let _ = writeln!(
+                svg,
+                r#"<text x="{x:.1}" y="12" text-anchor="{anchor}" class="tick">{}</text>"#,
+                escape(&band.label)
+            );
+        }
+    }
+
+    /// A marked point: a dot, a cross or a ring, with a hover title.
+    fn mark(&self, svg: &mut String, mark: &Mark) {
+        if !(mark.at.0.is_finite() && mark.at.1.is_finite()) {
+            return;
+        }
+        let (px, py) = self.at(mark.at);
+        let title = escape(&mark.title);
+        let c = &mark.color;
+        let _ = match mark.shape {
+            Shape::Dot => writeln!(
+                svg,
+                r#"<circle class="mark {}" cx="{px:.1}" cy="{py:.1}" r="4" fill="{c}"><title>{title}</title></circle>"#,
+                mark.outcome
+            ),
+            Shape::Ring => writeln!(
+                svg,
+                r#"<circle class="mark {}" cx="{px:.1}" cy="{py:.1}" r="4" fill="white" stroke="{c}" stroke-width="1.5"><title>{title}</title></circle>"#,
+                mark.outcome
+            ),
+            Shape::Cross => writeln!(
+                svg,
+                r#"<path class="mark {}" d="M{:.1},{:.1}l8,8m0,-8l-8,8" stroke="{c}" stroke-width="2.2"><title>{title}</title></path>"#,
+                mark.outcome,
+                px - 4.0,
+                py - 4.0
+            ),
+        };
+    }
+
     /// Grid lines and tick labels on both axes, and the frame.
-    fn grid(&self, svg: &mut String) {
+    pub(super) fn grid(&self, svg: &mut String) {
         let (w, h) = (self.w, self.h);
         for t in ticks(self.yb, self.y.scale) {
             let py = h - project(t, self.yb, self.y.scale, h);
@@ -199,43 +367,62 @@ impl Plot<'_> {
         );
     }
 
-    /// One series as a polyline (nothing when it has no point to draw).
+    /// One series as a polyline (nothing when it has no point to draw), with hover titles.
     fn line(&self, svg: &mut String, s: &Series) {
         let log_y = matches!(self.y.scale, Scale::Log);
-        let points: Vec<String> = s
+        let kept: Vec<(f64, f64)> = s
             .points
             .iter()
+            .copied()
             .filter(|(px, py)| px.is_finite() && py.is_finite() && !(log_y && *py <= 0.0))
-            .map(|p| {
-                let (px, py) = self.at(*p);
-                format!("{px:.1},{py:.1}")
-            })
             .collect();
-        if points.is_empty() {
+        if kept.is_empty() {
             return;
         }
+        let points: Vec<(f64, f64)> = kept.iter().map(|p| self.at(*p)).collect();
+        let text: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{x:.1},{y:.1}"))
+            .collect();
+        let (width, opacity) = if s.thin { (1.0, 0.35) } else { (1.8, 1.0) };
+        let group = s
+            .group
+            .as_ref()
+            .map(|g| format!(r#" data-group="{}""#, escape(g)))
+            .unwrap_or_default();
         let _ = writeln!(
             svg,
-            r#"<polyline class="series" data-series="{}" fill="none" stroke="{}" stroke-width="1.8" stroke-dasharray="{}" points="{}"/>"#,
+            r#"<polyline class="series{}" data-series="{}"{group} fill="none" stroke="{}" stroke-width="{width}" stroke-opacity="{opacity}" stroke-dasharray="{}" points="{}"><title>{}</title></polyline>"#,
+            if s.thin { " thin" } else { "" },
             escape(&s.name),
             s.color,
             s.dash,
-            points.join(" ")
+            text.join(" "),
+            escape(&s.name)
         );
-        if s.dots {
-            for point in &points {
-                let (px, py) = point.split_once(',').unwrap_or_default();
+        for (i, (px, py)) in points.iter().enumerate() {
+            if s.dots {
                 let _ = writeln!(
                     svg,
-                    r#"<circle cx="{px}" cy="{py}" r="2.5" fill="{}"/>"#,
+                    r#"<circle cx="{px:.1}" cy="{py:.1}" r="2.5" fill="{}"/>"#,
                     s.color
+                );
+            }
+            if !s.thin && points.len() <= HOVER_POINTS {
+                let (vx, vy) = kept[i];
+                let _ = writeln!(
+                    svg,
+                    r#"<circle class="hover" cx="{px:.1}" cy="{py:.1}" r="5" fill="transparent"><title>{}: {} at {}</title></circle>"#,
+                    escape(&s.name),
+                    escape(&(self.y.format)(vy)),
+                    escape(&(self.x.format)(vx))
                 );
             }
         }
     }
 
-    /// The axes' names.
-    fn labels(&self, svg: &mut String) {
+    /// The axes' names; the y one left of its widest tick label, never over it.
+    pub(super) fn labels(&self, svg: &mut String) {
         let _ = writeln!(
             svg,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="axis">{}</text>"#,
@@ -243,18 +430,19 @@ impl Plot<'_> {
             self.h + 36.0,
             self.x.label
         );
+        let x = -(8.0 + self.widest_y_tick() as f64 * TICK_CHAR + 8.0).min(LEFT - 4.0);
         let _ = writeln!(
             svg,
-            r#"<text transform="translate(-56,{:.1}) rotate(-90)" text-anchor="middle" class="axis">{}</text>"#,
+            r#"<text transform="translate({x:.1},{:.1}) rotate(-90)" text-anchor="middle" class="axis">{}</text>"#,
             self.h / 2.0,
             self.y.label
         );
     }
 }
 
-fn legend(series: &[Series]) -> String {
+fn legend(series: &[Series], extras: &Extras) -> String {
     let mut out = String::from("<div class=\"legend\">");
-    for s in series {
+    for s in series.iter().filter(|s| !s.thin && !s.points.is_empty()) {
         let _ = write!(
             out,
             r#"<span><svg xmlns="http://www.w3.org/2000/svg" width="28" height="10"><line x1="0" x2="28" y1="5" y2="5" stroke="{}" stroke-width="2.5" stroke-dasharray="{}"/></svg>{}</span>"#,
@@ -263,129 +451,29 @@ fn legend(series: &[Series]) -> String {
             escape(&s.name)
         );
     }
-    out.push_str("</div>\n");
-    out
-}
-
-/// One column of a heatmap: a span of time and the share of its requests in each latency
-/// bin (bins log-spaced over the chart's latency bounds, lowest first).
-pub(super) struct HeatColumn {
-    pub(super) from: f64,
-    pub(super) to: f64,
-    pub(super) shares: Vec<f64>,
-}
-
-/// The smallest share the colour scale tells apart from nothing: 0.01% (one request in ten
-/// thousand), so that the tail a stall or a cache miss leaves stays visible.
-const HEAT_FLOOR: f64 = 1e-4;
-
-/// A share as a colour, on a log scale from [`HEAT_FLOOR`] (pale) to 100% (dark).
-fn heat_colour(share: f64) -> String {
-    // Light yellow to dark purple through orange and red: light is little, dark is much.
-    const STOPS: [(f64, [f64; 3]); 5] = [
-        (0.0, [255.0, 245.0, 200.0]),
-        (0.25, [254.0, 196.0, 79.0]),
-        (0.5, [240.0, 101.0, 34.0]),
-        (0.75, [180.0, 30.0, 80.0]),
-        (1.0, [50.0, 10.0, 90.0]),
-    ];
-    let t = ((share.max(HEAT_FLOOR).log10() - HEAT_FLOOR.log10()) / -HEAT_FLOOR.log10())
-        .clamp(0.0, 1.0);
-    let i = STOPS
-        .iter()
-        .rposition(|(at, _)| *at <= t)
-        .unwrap_or(0)
-        .min(3);
-    let ((a, ca), (b, cb)) = (STOPS[i], STOPS[i + 1]);
-    let f = ((t - a) / (b - a)).clamp(0.0, 1.0);
-    let c: Vec<u8> = (0..3)
-        .map(|k| (ca[k] + (cb[k] - ca[k]) * f).round() as u8)
-        .collect();
-    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
-}
-
-/// A latency heatmap: time on x, latency on a log y (`y_bounds` in ms), each cell coloured by
-/// the share of that column's requests in that latency bin.
-pub(super) fn heatmap(
-    title: &str,
-    x: &Axis,
-    y: &Axis,
-    y_bounds: (f64, f64),
-    columns: &[HeatColumn],
-) -> String {
-    let x_bounds = (
-        columns.first().map_or(0.0, |c| c.from),
-        columns.last().map_or(1.0, |c| c.to).max(1e-9),
-    );
-    let plot = Plot {
-        w: WIDTH - LEFT - RIGHT,
-        h: HEIGHT - TOP - BOTTOM,
-        xb: x_bounds,
-        yb: y_bounds,
-        x,
-        y,
-    };
-    let mut svg = open_chart(title);
-    plot.grid(&mut svg);
-    let (log_lo, log_hi) = (y_bounds.0.log10(), y_bounds.1.log10());
-    for column in columns {
-        let bins = column.shares.len().max(1) as f64;
-        let x0 = project(column.from, plot.xb, Scale::Linear, plot.w);
-        let x1 = project(column.to, plot.xb, Scale::Linear, plot.w);
-        for (bin, share) in column.shares.iter().enumerate() {
-            if *share <= 0.0 {
-                continue;
-            }
-            let lo = 10f64.powf(log_lo + (log_hi - log_lo) * bin as f64 / bins);
-            let hi = 10f64.powf(log_lo + (log_hi - log_lo) * (bin + 1) as f64 / bins);
-            let (y_top, y_bottom) = (
-                plot.h - project(hi, plot.yb, Scale::Log, plot.h),
-                plot.h - project(lo, plot.yb, Scale::Log, plot.h),
-            );
-            let _ = writeln!(
-                svg,
-                r#"<rect class="cell" x="{x0:.1}" y="{y_top:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{:.2}%</title></rect>"#,
-                (x1 - x0).max(0.5),
-                (y_bottom - y_top).max(0.5),
-                heat_colour(*share),
-                share * 100.0
-            );
+    let mut outcomes: Vec<(Shape, &str)> = Vec::new();
+    for m in &extras.marks {
+        if !outcomes.iter().any(|(_, o)| *o == m.outcome) {
+            outcomes.push((m.shape, m.outcome));
         }
     }
-    plot.labels(&mut svg);
-    let _ = writeln!(
-        svg,
-        r##"<rect x="0" y="0" width="{}" height="{}" fill="none" stroke="#999"/>"##,
-        plot.w, plot.h
-    );
-    svg.push_str("</g>\n</svg>\n");
-    svg.push_str(&heat_legend());
-    svg
-}
-
-/// The colour scale of the heatmaps: what share of a second's requests each colour means.
-fn heat_legend() -> String {
-    let mut out = String::from(
-        r#"<div class="legend">share of the second's requests in the cell: <svg xmlns="http://www.w3.org/2000/svg" width="280" height="28">"#,
-    );
-    for i in 0..100 {
-        let t = f64::from(i) / 99.0;
-        let share = 10f64.powf(HEAT_FLOOR.log10() * (1.0 - t));
+    for (shape, outcome) in outcomes {
+        let icon = match shape {
+            Shape::Dot => r##"<circle cx="6" cy="5" r="4" fill="#555"/>"##,
+            Shape::Ring => {
+                r##"<circle cx="6" cy="5" r="4" fill="white" stroke="#555" stroke-width="1.5"/>"##
+            }
+            Shape::Cross => r##"<path d="M2,1l8,8m0,-8l-8,8" stroke="#555" stroke-width="2"/>"##,
+        };
         let _ = write!(
             out,
-            r#"<rect x="{:.1}" y="0" width="2.7" height="12" fill="{}"/>"#,
-            24.0 + t * 222.0,
-            heat_colour(share)
+            r#"<span><svg xmlns="http://www.w3.org/2000/svg" width="12" height="10">{icon}</svg>{outcome}</span>"#
         );
     }
-    for (i, label) in ["0.01%", "0.1%", "1%", "10%", "100%"].iter().enumerate() {
-        let _ = write!(
-            out,
-            r#"<text x="{:.1}" y="25" text-anchor="middle" class="tick">{label}</text>"#,
-            25.0 + 222.0 * i as f64 / 4.0
-        );
+    for note in &extras.notes {
+        let _ = write!(out, "<span>{}</span>", escape(note));
     }
-    out.push_str("</svg></div>\n");
+    out.push_str("</div>\n");
     out
 }
 
@@ -393,8 +481,36 @@ pub(super) fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
+/// A latency in ms as a tick or a hover shows it: `10 ms`, `1 s`, `250 µs`, `1.5 ms`, with
+/// no trailing zeros (a decade tick is a round number).
 pub(super) fn fmt_ms(v: f64) -> String {
-    duration_ns(v * 1e6)
+    let (value, unit) = if v >= 1_000.0 {
+        (v / 1_000.0, "s")
+    } else if v >= 1.0 {
+        (v, "ms")
+    } else if v >= 0.001 {
+        (v * 1_000.0, "µs")
+    } else {
+        (v * 1e6, "ns")
+    };
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{value:.digits$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    if value >= 1_000.0 {
+        format!("{} {unit}", count(value.round() as u64))
+    } else {
+        format!("{text} {unit}")
+    }
 }
 
 pub(super) fn fmt_plain(v: f64) -> String {
@@ -436,25 +552,23 @@ mod tests {
         assert_eq!(fmt_percentile(1_000.0), "99.9%");
     }
 
+    /// See #35: decade ticks read "1.000 s" and "100,000 s" on a latency axis.
     #[test]
-    fn heat_colours_run_from_pale_to_dark_on_a_log_scale() {
-        assert_eq!(heat_colour(0.0), "#fff5c8", "below the floor: the palest");
-        assert_eq!(heat_colour(1e-4), "#fff5c8");
-        assert_eq!(heat_colour(1.0), "#320a5a", "everything: the darkest");
-        // One decade per quarter of the scale.
-        assert_eq!(heat_colour(0.01), "#f06522");
-        let brightness = |c: &str| {
-            (1..7)
-                .step_by(2)
-                .map(|i| u32::from_str_radix(&c[i..i + 2], 16).unwrap())
-                .sum::<u32>()
-        };
-        let shares = [1e-4, 1e-3, 1e-2, 0.1, 0.5, 1.0];
-        assert!(
-            shares
-                .windows(2)
-                .all(|w| brightness(&heat_colour(w[0])) > brightness(&heat_colour(w[1]))),
-            "more is darker"
-        );
+    fn latency_ticks_are_round_and_in_their_unit() {
+        assert_eq!(fmt_ms(1_000.0), "1 s");
+        assert_eq!(fmt_ms(100_000.0), "100 s");
+        assert_eq!(fmt_ms(10.0), "10 ms");
+        assert_eq!(fmt_ms(0.1), "100 µs");
+        assert_eq!(fmt_ms(1.5), "1.5 ms");
+        assert_eq!(fmt_ms(31_206.0), "31.2 s");
+        assert_eq!(fmt_ms(0.000_5), "500 ns");
+    }
+
+    #[test]
+    fn colours_do_not_repeat_past_the_palette() {
+        let colours: Vec<String> = (0..30).map(colour).collect();
+        for (i, c) in colours.iter().enumerate() {
+            assert!(!colours[..i].contains(c), "{i}: {c} repeats");
+        }
     }
 }
