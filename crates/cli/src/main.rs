@@ -326,18 +326,7 @@ fn man() -> anyhow::Result<ExitCode> {
         let text = String::from_utf8_lossy(&section).replace(".SH ", ".SS ");
         out.write_all(text.as_bytes())?;
     }
-    writeln!(out, ".SH EXAMPLES")?;
-    for (name, text) in examples::ALL {
-        writeln!(out, ".SS \"vload {name}\"\n.nf")?;
-        for line in text
-            .lines()
-            .skip_while(|l| !l.starts_with("Examples:"))
-            .skip(1)
-        {
-            writeln!(out, "{}", roff_escape(line))?;
-        }
-        writeln!(out, ".fi")?;
-    }
+    man_examples(&mut out)?;
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in
         EXIT_CODES
@@ -367,6 +356,23 @@ fn man() -> anyhow::Result<ExitCode> {
 }
 
 /// Text made safe for a roff line: a leading dot or quote would be read as a request.
+/// The manual's EXAMPLES: each command's, as its `--help` ends.
+fn man_examples(out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, ".SH EXAMPLES")?;
+    for (name, text) in examples::ALL {
+        writeln!(out, ".SS \"vload {name}\"\n.nf")?;
+        for line in text
+            .lines()
+            .skip_while(|l| !l.starts_with("Examples:"))
+            .skip(1)
+        {
+            writeln!(out, "{}", roff_escape(line))?;
+        }
+        writeln!(out, ".fi")?;
+    }
+    Ok(())
+}
+
 fn roff_escape(text: &str) -> String {
     text.lines()
         .map(|line| {

@@ -70,16 +70,6 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         .map(|(name, run)| RunSeries::of(name, run))
         .collect::<Result<Vec<_>, _>>()?;
     let (groups, grouped) = groups(&series);
-    let time = Axis {
-        label: "seconds since start",
-        scale: Scale::Linear,
-        format: fmt_plain,
-    };
-    let latency_axis = Axis {
-        label: "latency",
-        scale: Scale::Log,
-        format: fmt_ms,
-    };
     // The latency each run reports: one phrase when they agree, else each run's own.
     let kind = if series.windows(2).all(|w| w[0].kind == w[1].kind) {
         series
@@ -88,9 +78,6 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
             .to_owned()
     } else {
         "each run's own latency, which differ: see the table".to_owned()
-    };
-    let line = |pick: &dyn Fn(&RunSeries) -> &[(f64, f64)], suffix: &str, dash| {
-        lines(&groups, &series, pick, suffix, dash, grouped)
     };
     let mut over_time = Extras {
         bands: warmup_bands(&series),
@@ -101,76 +88,133 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
             .notes
             .push("thin lines: each run; thick: the median of its group".to_owned());
     }
-    let mut page = String::from(HEAD);
+    let page = Page {
+        series: &series,
+        groups: &groups,
+        grouped,
+        kind,
+        over_time,
+        time: Axis {
+            label: "seconds since start",
+            scale: Scale::Linear,
+            format: fmt_plain,
+        },
+        latency: Axis {
+            label: "latency",
+            scale: Scale::Log,
+            format: fmt_ms,
+        },
+    };
+    let mut out = String::from(HEAD);
     let _ = writeln!(
-        page,
+        out,
         "<h1>vload: {}</h1>",
         escape(&group::title(&groups, grouped))
     );
-    page.push_str(&summary_table(&series, &groups));
-    let mut latency_lines = line(&|s| &s.p50, " p50", "none");
-    latency_lines.extend(line(&|s| &s.p99, " p99", "6 3"));
-    latency_lines.extend(line(&|s| &s.max, " max", "1 3"));
-    page.push_str(&chart_with(
-        &format!("Latency over time: p50, p99 (dashed), max (dotted), {kind}"),
-        &time,
-        &latency_axis,
-        &latency_lines,
-        &over_time,
-    ));
-    let mut rate_lines = line(&|s| &s.throughput, "", "none");
-    let asked = series.iter().any(|s| !s.intended.is_empty());
-    if asked {
-        rate_lines.extend(line(&|s| &s.intended, " asked", "6 3"));
-    }
-    page.push_str(&chart_with(
-        if asked {
-            "Throughput over time: completed requests per second, and the rate asked (dashed)"
-        } else {
-            "Throughput over time (completed requests per second)"
-        },
-        &time,
-        &per_second("requests per second"),
-        &rate_lines,
-        &over_time,
-    ));
+    out.push_str(&summary_table(&series, &groups));
+    out.push_str(&page.over_time_charts());
     if grouped && groups.len() >= 2 {
-        page.push_str(&compare_view(&groups, &series, &latency_axis));
+        out.push_str(&compare_view(&groups, &series, &page.latency));
     }
-    page.push_str(&knee::knee_chart(&groups, &series, grouped, &latency_axis));
-    page.push_str(&heatmaps(&groups, &series, &time, &latency_axis));
+    out.push_str(&knee::knee_chart(&groups, &series, grouped, &page.latency));
+    out.push_str(&heatmaps(&groups, &series, &page.time, &page.latency));
     // A chart of zeros says nothing: left out when no run had an error.
     if series.iter().any(|s| s.failed > 0) {
-        page.push_str(&chart_with(
+        out.push_str(&chart_with(
             "Errors over time (failed requests per second)",
-            &time,
+            &page.time,
             &per_second("errors per second"),
-            &line(&|s| &s.errors, " errors", "none"),
-            &over_time,
+            &page.lines(&|s| &s.errors, " errors", "none"),
+            &page.over_time,
         ));
     }
-    let curve_lines: Vec<_> = line(&|s| &s.curve, "", "none")
-        .into_iter()
-        .filter(|l| l.thin || !grouped || groups.iter().all(|g| g.members.len() == 1))
-        .chain(
-            line(&|s| &s.grid_curve, "", "none")
-                .into_iter()
-                .filter(|l| grouped && !l.thin && is_median(&groups, &l.name)),
+    out.push_str(&page.percentile_chart());
+    out.push_str(FOOT);
+    Ok(out)
+}
+
+/// What the charts of one page share.
+struct Page<'a> {
+    series: &'a [RunSeries],
+    groups: &'a [Group],
+    grouped: bool,
+    /// The latency the runs report, in words.
+    kind: String,
+    /// The warm-up bands and notes of the charts over time.
+    over_time: Extras,
+    time: Axis,
+    latency: Axis,
+}
+
+impl Page<'_> {
+    fn lines(
+        &self,
+        pick: &dyn Fn(&RunSeries) -> &[(f64, f64)],
+        suffix: &str,
+        dash: &'static str,
+    ) -> Vec<svg::Series> {
+        lines(self.groups, self.series, pick, suffix, dash, self.grouped)
+    }
+
+    /// Latency over time, and throughput with the rate asked.
+    fn over_time_charts(&self) -> String {
+        let mut latency_lines = self.lines(&|s| &s.p50, " p50", "none");
+        latency_lines.extend(self.lines(&|s| &s.p99, " p99", "6 3"));
+        latency_lines.extend(self.lines(&|s| &s.max, " max", "1 3"));
+        let mut out = chart_with(
+            &format!(
+                "Latency over time: p50, p99 (dashed), max (dotted), {}",
+                self.kind
+            ),
+            &self.time,
+            &self.latency,
+            &latency_lines,
+            &self.over_time,
+        );
+        let mut rate_lines = self.lines(&|s| &s.throughput, "", "none");
+        let asked = self.series.iter().any(|s| !s.intended.is_empty());
+        if asked {
+            rate_lines.extend(self.lines(&|s| &s.intended, " asked", "6 3"));
+        }
+        out.push_str(&chart_with(
+            if asked {
+                "Throughput over time: completed requests per second, and the rate asked (dashed)"
+            } else {
+                "Throughput over time (completed requests per second)"
+            },
+            &self.time,
+            &per_second("requests per second"),
+            &rate_lines,
+            &self.over_time,
+        ));
+        out
+    }
+
+    /// The percentile curves: each run's own steps; a group's median at fixed quantiles.
+    fn percentile_chart(&self) -> String {
+        let median = |name: &str| is_median(self.groups, name);
+        let curve_lines: Vec<_> = self
+            .lines(&|s| &s.curve, "", "none")
+            .into_iter()
+            .filter(|l| l.thin || !median(&l.name))
+            .chain(
+                self.lines(&|s| &s.grid_curve, "", "none")
+                    .into_iter()
+                    .filter(|l| !l.thin && median(&l.name)),
+            )
+            .collect();
+        chart_with(
+            &format!("Latency by percentile ({})", self.kind),
+            &Axis {
+                label: "percentile",
+                scale: Scale::Log,
+                format: fmt_percentile,
+            },
+            &self.latency,
+            &curve_lines,
+            &Extras::default(),
         )
-        .collect();
-    page.push_str(&chart_with(
-        &format!("Latency by percentile ({kind})"),
-        &Axis {
-            label: "percentile",
-            scale: Scale::Log,
-            format: fmt_percentile,
-        },
-        &latency_axis,
-        &curve_lines,
-        &Extras::default(),
-    ));
-    page.push_str(FOOT);
-    Ok(page)
+    }
 }
 
 /// True when `name` is the median line of a group of several runs.

@@ -3,8 +3,8 @@
 use std::fmt::Write as _;
 
 use super::svg::{
-    Axis, BOTTOM, HEIGHT, LEFT, Plot, RIGHT, Scale, TICK_CHAR, TOP, WIDTH, bounds_of, escape,
-    open_chart, project, ticks,
+    Axis, BOTTOM, HEIGHT, LEFT, Plot, RIGHT, Scale, TOP, WIDTH, bounds_of, escape, open_chart,
+    project,
 };
 
 /// One group of a strip chart: its runs' values.
@@ -34,20 +34,9 @@ pub(super) fn strip(title: &str, y: &Axis, groups: &[Strip]) -> String {
         y,
     };
     let mut svg = open_chart(title);
+    // Grid, y ticks and the frame; the x ticks fall between the columns, unlabelled.
+    plot.grid(&mut svg);
     let (w, h) = (plot.w, plot.h);
-    for t in ticks(plot.yb, y.scale) {
-        let py = h - project(t, plot.yb, y.scale, h);
-        let _ = writeln!(
-            svg,
-            r##"<line x1="0" x2="{w}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/>"##
-        );
-        let _ = writeln!(
-            svg,
-            r#"<text x="-8" y="{:.1}" text-anchor="end" class="tick">{}</text>"#,
-            py + 4.0,
-            escape(&(y.format)(t))
-        );
-    }
     let column = w / groups.len().max(1) as f64;
     for (g, group) in groups.iter().enumerate() {
         let cx = column * (g as f64 + 0.5);
@@ -87,17 +76,7 @@ pub(super) fn strip(title: &str, y: &Axis, groups: &[Strip]) -> String {
             );
         }
     }
-    let _ = writeln!(
-        svg,
-        r##"<rect x="0" y="0" width="{w}" height="{h}" fill="none" stroke="#999"/>"##
-    );
-    let x = -(8.0 + plot.widest_y_tick() as f64 * TICK_CHAR + 8.0).min(LEFT - 4.0);
-    let _ = writeln!(
-        svg,
-        r#"<text transform="translate({x:.1},{:.1}) rotate(-90)" text-anchor="middle" class="axis">{}</text>"#,
-        h / 2.0,
-        y.label
-    );
+    plot.labels(&mut svg);
     svg.push_str("</g>\n</svg>\n");
     svg
 }

@@ -18,7 +18,7 @@ pub(super) const RIGHT: f64 = 45.0;
 pub(super) const TOP: f64 = 20.0;
 pub(super) const BOTTOM: f64 = 45.0;
 /// About how wide a character of a tick label is, in pixels (11 px system font).
-pub(super) const TICK_CHAR: f64 = 6.4;
+const TICK_CHAR: f64 = 6.4;
 /// Above this many points a series gets no hover marks (the page would grow too big).
 const HOVER_POINTS: usize = 400;
 
