@@ -85,6 +85,8 @@ pub struct Summary {
     pub connections_opened_warmup: u64,
     /// TLS handshake times, for https.
     pub tls_handshake: Option<LatencySummary>,
+    /// TCP connect times (the accept queue's wait shows here), warm-up included.
+    pub tcp_connect: Option<LatencySummary>,
     /// Target files the requests came from.
     pub targets: Option<vload_schema::TargetsRecord>,
     /// Client health and verdict.
@@ -326,6 +328,7 @@ impl Summary {
                 .map(|i| i.connections_opened)
                 .sum(),
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
+            tcp_connect: optional(run.latency.tcp_connect.as_ref())?,
             targets: run.plan.targets.clone(),
             health: run.client_health.clone(),
             interrupted: run.interrupted,

@@ -160,6 +160,7 @@ fn latency(t: &IntervalStats, open: bool) -> Latency {
         hit: some(&t.hit),
         miss: some(&t.miss),
         tls_handshake: some(&t.tls_handshake),
+        tcp_connect: some(&t.tcp_connect),
         queue_wait: some(&t.queue_wait),
     }
 }

@@ -47,6 +47,8 @@ pub(crate) struct Dialer {
 pub(crate) struct Connected {
     pub(crate) conn: Conn,
     pub(crate) tls_handshake: Option<Duration>,
+    /// How long the TCP connect took.
+    pub(crate) tcp_connect: Duration,
 }
 
 /// One connection.
@@ -101,7 +103,9 @@ impl<F: Future + 'static> hyper::rt::Executor<F> for LocalExec {
 impl Dialer {
     /// Connects, sending `server_name` as SNI instead of the URL's host when given.
     pub(crate) async fn connect(&self, server_name: Option<&str>) -> Result<Connected, Failure> {
+        let began = std::time::Instant::now();
         let stream = self.tcp().await?;
+        let tcp_connect = began.elapsed();
         // Small requests must not wait for Nagle's algorithm.
         let _ = stream.set_nodelay(true);
         let (io, tls_handshake) = match &self.tls {
@@ -114,6 +118,7 @@ impl Dialer {
         let link = self.link(io).await?;
         Ok(Connected {
             conn: Conn::new(link, self.timeout),
+            tcp_connect,
             tls_handshake,
         })
     }

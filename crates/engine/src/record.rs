@@ -191,6 +191,8 @@ pub(crate) struct IntervalStats {
     pub(crate) miss: Distribution,
     /// TLS handshake times of the connections opened.
     pub(crate) tls_handshake: Distribution,
+    /// TCP connect times of the connections opened.
+    pub(crate) tcp_connect: Distribution,
     /// How long queued requests waited for a connection.
     pub(crate) queue_wait: Distribution,
     /// A rate plan's stages with something recorded in this interval, by stage index.
@@ -305,6 +307,7 @@ impl IntervalStats {
             dispatch_lag: d.fresh(),
             hit: d.fresh(),
             tls_handshake: d.fresh(),
+            tcp_connect: d.fresh(),
             queue_wait: d.fresh(),
             miss: d.fresh(),
             hiccup: d,
@@ -352,6 +355,7 @@ impl IntervalStats {
         self.hit.merge(&other.hit);
         self.miss.merge(&other.miss);
         self.tls_handshake.merge(&other.tls_handshake);
+        self.tcp_connect.merge(&other.tcp_connect);
         self.queue_wait.merge(&other.queue_wait);
         for (index, stage) in &other.stages {
             self.stage(*index).merge(stage);
@@ -372,7 +376,7 @@ impl IntervalStats {
         }
     }
 
-    fn distributions(&mut self) -> [&mut Distribution; 8] {
+    fn distributions(&mut self) -> [&mut Distribution; 9] {
         [
             &mut self.response,
             &mut self.service,
@@ -381,6 +385,7 @@ impl IntervalStats {
             &mut self.hit,
             &mut self.miss,
             &mut self.tls_handshake,
+            &mut self.tcp_connect,
             &mut self.queue_wait,
         ]
     }

@@ -59,7 +59,7 @@
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
 //!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `other` ([`ErrorKind`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
-//!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake` and
+//!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake`, `tcp_connect` and
 //!   `queue_wait`, each a
 //!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).

@@ -321,6 +321,11 @@ pub struct Latency {
     /// TLS handshake time of each connection opened (recorded apart from request latency).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_handshake: Option<LatencyRecord>,
+    /// TCP connect time of each connection opened, from the connect call until the socket
+    /// is connected (ab's "Connect" row, httperf's connection time): a full accept queue
+    /// shows here, apart from request latency. Absent in files of vload before 0.1.0's #32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_connect: Option<LatencyRecord>,
     /// Open loop: how long the requests that found every connection busy waited for one
     /// (`totals.queued` of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]

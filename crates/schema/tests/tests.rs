@@ -116,6 +116,7 @@ mod golden {
                 hit: None,
                 miss: None,
                 tls_handshake: None,
+                tcp_connect: None,
                 queue_wait: None,
             },
             cache: CacheCounts {

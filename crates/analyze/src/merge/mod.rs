@@ -60,12 +60,13 @@ use stages::merge_stages;
 type Accumulator = Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>;
 
 /// The latency records a run may have, in the order `merge` destructures them.
-const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 6] = [
+const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 7] = [
     |l| l.response.as_ref(),
     |l| l.dispatch_lag.as_ref(),
     |l| l.hit.as_ref(),
     |l| l.miss.as_ref(),
     |l| l.tls_handshake.as_ref(),
+    |l| l.tcp_connect.as_ref(),
     |l| l.queue_wait.as_ref(),
 ];
 
@@ -263,12 +264,13 @@ impl Sums {
     fn finish(self, out: &mut RunFile) -> Result<(), MergeError> {
         out.totals = self.totals;
         out.cache = self.cache;
-        let [response, lag, hit, miss, tls, queue] = self.records;
+        let [response, lag, hit, miss, tls, connect, queue] = self.records;
         out.latency.response = finish(response)?;
         out.latency.dispatch_lag = finish(lag)?;
         out.latency.hit = finish(hit)?;
         out.latency.miss = finish(miss)?;
         out.latency.tls_handshake = finish(tls)?;
+        out.latency.tcp_connect = finish(connect)?;
         out.latency.queue_wait = finish(queue)?;
         out.latency.service = finish(self.service)?.expect("every run has service time");
         out.latency.hiccup = finish(self.hiccup)?.expect("every run has a hiccup record");

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
@@ -201,8 +201,11 @@ impl Worker {
     }
 
     /// A connection was made (counted by when).
-    pub(super) fn count_connection(&self, now: Instant) {
-        self.books.at(now).connections_opened += 1;
+    /// A connection opened at `now`, its TCP connect having taken `took`.
+    pub(super) fn count_connection(&self, now: Instant, took: Duration) {
+        let mut part = self.books.at(now);
+        part.connections_opened += 1;
+        part.tcp_connect.record(took.as_nanos() as u64);
     }
 
     /// Counts the bytes `conn`'s server sent unasked, if it did.

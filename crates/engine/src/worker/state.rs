@@ -323,6 +323,8 @@ impl Worker {
         let connected = self.dialer.connect(server_name).await?;
         let mut part = self.books.at(Instant::now());
         part.connections_opened += 1;
+        part.tcp_connect
+            .record(connected.tcp_connect.as_nanos() as u64);
         if let Some(took) = connected.tls_handshake {
             part.tls_handshake.record(took.as_nanos() as u64);
         }

@@ -156,3 +156,117 @@ on_both_drivers! {
         );
     }
 }
+
+on_both_drivers! {
+    /// See #32 (item 6): each connection's TCP connect time in its own histogram, beside
+    /// the TLS handshake, as ab's "Connect" row: one a connection opened, on both drivers.
+    #[test]
+    fn each_connection_records_its_tcp_connect_time() {
+        let _turn = serial();
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", closed(3), count(60));
+        p.requests_per_connection = Some(1);
+        let run = run(p, &mut (), &Interrupt::new()).unwrap();
+        assert_eq!(run.totals.completed, 60);
+        let connect = run
+            .latency
+            .tcp_connect
+            .as_ref()
+            .expect("connects are recorded");
+        assert_eq!(connect.moments.n, run.totals.connections_opened);
+        assert!(connect.moments.n >= 60, "a connection a request: {}", connect.moments.n);
+        assert!(connect.moments.min_ns > 0, "{:?}", connect.moments);
+        // It goes through the run file and back.
+        let back = vload_schema::RunFile::from_json(&run.to_json()).unwrap();
+        assert_eq!(back.latency.tcp_connect, run.latency.tcp_connect);
+    }
+}
+
+/// A server that lets `wait` pass before it accepts anything, with an accept queue of one:
+/// the kernel drops the SYNs of the connects beyond it, and they retry after about a second.
+/// Then it accepts everything and answers each request with a small 200, until `stop`.
+fn slow_to_accept(
+    wait: Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    use std::io::{Read as _, Write as _};
+    use std::sync::atomic::Ordering;
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+    socket.listen(1).unwrap();
+    let listener: std::net::TcpListener = socket.into();
+    let addr = listener.local_addr().unwrap();
+    // Fill the accept queue first (non-blocking connects, not waited for): from then on,
+    // every SYN is dropped until the server accepts.
+    let fillers: Vec<socket2::Socket> = (0..4)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
+            let _ = s.connect(&addr.into());
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let server = std::thread::spawn(move || {
+        std::thread::sleep(wait);
+        drop(fillers);
+        listener.set_nonblocking(true).unwrap();
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((mut conn, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            };
+            std::thread::spawn(move || {
+                conn.set_nonblocking(false).unwrap();
+                conn.set_read_timeout(Some(Duration::from_secs(20)))
+                    .unwrap();
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.drain(..end + 4);
+                        let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                    }
+                }
+            });
+        }
+    });
+    (addr, server)
+}
+
+on_both_drivers! {
+    /// See #32 (item 6): ab showed a 6.2 s "Connect" max at -c 1000 behind a busy Varnish
+    /// and vload showed nothing. A full accept queue drops SYNs, and the connects that
+    /// retried wait a second or more: the TCP connect histogram shows it.
+    #[test]
+    fn a_full_accept_queue_shows_in_the_connect_time() {
+        let _turn = serial();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (addr, server) = slow_to_accept(Duration::from_millis(1500), stop.clone());
+        let mut p = plan(addr, "/", closed(8), count(16));
+        p.requests_per_connection = Some(1);
+        let run = run(p, &mut (), &Interrupt::new()).unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap();
+        assert_eq!(run.totals.completed, 16, "{:?}", run.totals.errors);
+        let connect = run.latency.tcp_connect.as_ref().unwrap();
+        assert_eq!(connect.moments.n, run.totals.connections_opened);
+        assert!(
+            connect.moments.max_ns >= 900_000_000,
+            "a retried SYN waits about a second: {:?}",
+            connect.moments
+        );
+    }
+}

@@ -442,6 +442,7 @@ impl RunFile {
             ("latency.hit", &l.hit),
             ("latency.miss", &l.miss),
             ("latency.tls_handshake", &l.tls_handshake),
+            ("latency.tcp_connect", &l.tcp_connect),
             ("latency.queue_wait", &l.queue_wait),
         ] {
             if let Some(record) = record {

@@ -82,7 +82,7 @@ impl Direct<'_> {
             return; // a socket closed earlier in this batch
         }
         match slot.phase {
-            Phase::Connecting { job, .. } => {
+            Phase::Connecting { job, since } => {
                 let error = match slot.socket.as_ref().map(Socket::take_error) {
                     Some(Ok(None)) => None,
                     Some(Ok(Some(e)) | Err(e)) => Some(e),
@@ -93,7 +93,7 @@ impl Direct<'_> {
                         let failure = self.worker.dialer().connect_failed(&e);
                         self.connect_failed(i, failure, job);
                     }
-                    None => self.connected(i, job),
+                    None => self.connected(i, job, since),
                 }
             }
             Phase::Exchange { written, .. } if written < self.request.len() => {
@@ -120,13 +120,13 @@ impl Direct<'_> {
     pub(super) fn next_connection(&mut self, i: usize, now: Instant) {
         self.conns[i].socket = None;
         match self.closed_job(now) {
-            Some(job) => self.connect(i, Some(job), now),
+            Some(job) => self.connect(i, Some(job)),
             None => self.stop(i),
         }
     }
 
     /// Connects slot `i` for `job` (closed loop) or for the queue (open loop).
-    pub(super) fn connect(&mut self, i: usize, job: Option<Job>, now: Instant) {
+    pub(super) fn connect(&mut self, i: usize, job: Option<Job>) {
         let slot = &mut self.conns[i];
         slot.socket = None;
         (slot.start, slot.end, slot.served) = (0, 0, 0);
@@ -135,6 +135,8 @@ impl Direct<'_> {
             Ok(socket) => socket,
             Err(failure) => return self.connect_failed(i, failure, job),
         };
+        // The connect's time (ab's "Connect") runs from here.
+        let began = Instant::now();
         let connecting = match socket.connect(&self.addr) {
             Ok(()) => false,
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
@@ -159,9 +161,9 @@ impl Direct<'_> {
         let slot = &mut self.conns[i];
         slot.socket = Some(socket);
         if connecting {
-            slot.phase = Phase::Connecting { job, since: now };
+            slot.phase = Phase::Connecting { job, since: began };
         } else {
-            self.connected(i, job);
+            self.connected(i, job, began);
         }
     }
 
@@ -205,8 +207,10 @@ impl Direct<'_> {
 
     /// Connection `i` connected: it reads from now on, and sends `job`, or (open loop) the request
     /// waiting longest, or waits idle.
-    pub(super) fn connected(&mut self, i: usize, job: Option<Job>) {
-        self.worker.count_connection(Instant::now());
+    pub(super) fn connected(&mut self, i: usize, job: Option<Job>, since: Instant) {
+        let now = Instant::now();
+        self.worker
+            .count_connection(now, now.saturating_duration_since(since));
         let slot = &self.conns[i];
         if let Some(fd) = slot.socket.as_ref().map(Socket::as_raw_fd)
             && self

@@ -130,7 +130,7 @@ impl Direct<'_> {
                     slot.buf = vec![0; BUFFER];
                 }
                 self.live += 1;
-                self.connect(i, None, Instant::now());
+                self.connect(i, None);
             }
         }
     }

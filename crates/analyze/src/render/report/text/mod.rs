@@ -314,12 +314,7 @@ fn render_connections(out: &mut String, s: &Summary) {
         "[opened, per second, requests each]",
         &values,
     );
-    if let Some(tls) = &s.tls_handshake {
-        let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
-        let mean = tls.mean_ns.map_or_else(|| "n/a".to_owned(), duration_ns);
-        let values = [ns(tls.min_ns), mean, ns(tls.max_ns)];
-        row(out, "TLS handshake", "[min, mean, max]", &values.join(", "));
-    }
+    render_connect_times(out, s);
     if let Some(t) = &s.targets {
         let files: Vec<String> = t
             .sets
@@ -352,6 +347,31 @@ fn render_connections(out: &mut String, s: &Summary) {
             &format!("[{} pick{passes}]", t.pick),
             &files.join("; "),
         );
+    }
+}
+
+/// The TCP connect and TLS handshake rows: ab's "Connect" row (a full accept queue, a
+/// server slow to accept, shows here) and the handshakes of https.
+fn render_connect_times(out: &mut String, s: &Summary) {
+    let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
+    let mean = |m: Option<f64>| m.map_or_else(|| "n/a".to_owned(), duration_ns);
+    if let Some(connect) = &s.tcp_connect {
+        let values = [
+            ns(connect.min_ns),
+            mean(connect.mean_ns),
+            ns(connect.quantile("p99")),
+            ns(connect.max_ns),
+        ];
+        row(
+            out,
+            "TCP connect",
+            "[min, mean, p99, max]",
+            &values.join(", "),
+        );
+    }
+    if let Some(tls) = &s.tls_handshake {
+        let values = [ns(tls.min_ns), mean(tls.mean_ns), ns(tls.max_ns)];
+        row(out, "TLS handshake", "[min, mean, max]", &values.join(", "));
     }
 }
 
