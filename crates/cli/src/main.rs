@@ -8,6 +8,7 @@
 mod analysis;
 mod attack;
 mod examples;
+mod metrics;
 mod output;
 mod paint;
 mod parse;
@@ -401,11 +402,17 @@ fn attack(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         mut run,
         output,
         signal,
+        metrics,
     } = attack::run(args)?;
     attack::targets::name_as_given(&mut run);
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     let balanced = ledger_balances(&run);
-    let code = report_and_save(&run, output.as_ref(), signal, args.output.quiet)?;
+    let code = report_and_save(&run, output.as_ref(), signal, args.output.quiet);
+    // The last scrape: after the run file is written, before vload exits.
+    if let Some(metrics) = metrics {
+        metrics.finish(args.output.metrics_linger);
+    }
+    let code = code?;
     if !balanced {
         return Ok(ExitCode::from(2));
     }

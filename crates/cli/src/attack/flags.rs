@@ -458,6 +458,14 @@ pub(crate) struct OutputArgs {
     /// for none (default: 10s).
     #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "10s")]
     pub(crate) progress_every: Duration,
+    /// Serve the attack's counters and latency for Prometheus at http://ADDR/metrics while it
+    /// runs, e.g. 127.0.0.1:9464 (port 0 takes a free one, printed) (default: none).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+    /// With --metrics-listen: keep answering this long after the run file is written, so that
+    /// the last scrape sees the final figures (default: 0s).
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "0s")]
+    pub(crate) metrics_linger: Duration,
     /// Print no report and no progress line: errors, notes, --fail-if's breaches and the exit
     /// code still speak, and -o still writes the run file (default: the report is printed).
     #[arg(long)]

@@ -22,6 +22,8 @@ pub(crate) struct Attack {
     pub(crate) run: RunFile,
     pub(crate) output: Option<Destination>,
     pub(crate) signal: Option<i32>,
+    /// The `--metrics-listen` endpoint, still answering until told to finish.
+    pub(crate) metrics: Option<crate::metrics::Metrics>,
 }
 
 /// Where the load goes when no URL is given: the URL of the first absolute target (so a
@@ -125,6 +127,16 @@ impl Session {
     /// Runs one attack of `plan` to its run file, with the progress line and the server's
     /// counters as `args` ask.
     pub(crate) fn attack(&self, args: &AttackArgs, plan: AttackPlan) -> anyhow::Result<RunFile> {
+        self.attack_with(args, plan, None)
+    }
+
+    /// [`Session::attack`], the figures also served to `metrics` as they come.
+    fn attack_with(
+        &self,
+        args: &AttackArgs,
+        plan: AttackPlan,
+        metrics: Option<&mut crate::metrics::Metrics>,
+    ) -> anyhow::Result<RunFile> {
         let every = args.output.progress_every;
         let mode = if args.output.no_progress || args.output.quiet {
             ProgressMode::Off
@@ -145,7 +157,7 @@ impl Session {
             .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
         let result = vload_engine::run(
             plan,
-            &mut Observers(&mut progress, &mut watch, stable.as_mut()),
+            &mut Observers(&mut progress, &mut watch, stable.as_mut(), metrics),
             &self.interrupt,
         );
         progress.clear();
@@ -170,13 +182,25 @@ impl Session {
 pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
     let session = Session::open(args)?;
     let plan = session.plan(args)?;
+    let mut metrics = args
+        .output
+        .metrics_listen
+        .map(|addr| crate::metrics::Metrics::start(addr, args.load.shard))
+        .transpose()?;
+    if let Some(m) = &metrics {
+        crate::paint::say!(
+            "vload: metrics for Prometheus at http://{}/metrics",
+            m.addr()
+        );
+    }
     announce(&plan, session.builtin(), args.url.is_none());
-    let run = session.attack(args, plan)?;
+    let run = session.attack_with(args, plan, metrics.as_mut())?;
     let signal = session.signal();
     Ok(Attack {
         run,
         output: session.output,
         signal,
+        metrics,
     })
 }
 
@@ -185,6 +209,7 @@ struct Observers<'a>(
     &'a mut ProgressLine,
     &'a mut ServerWatch,
     Option<&'a mut StableWatch>,
+    Option<&'a mut crate::metrics::Metrics>,
 );
 
 impl Observer for Observers<'_> {
@@ -205,11 +230,17 @@ impl Observer for Observers<'_> {
     fn on_interval(&mut self, p: &Progress) {
         self.1.on_interval(p);
         self.0.on_interval(p);
+        if let Some(metrics) = &mut self.3 {
+            metrics.on_interval(p);
+        }
     }
 
     fn on_record(&mut self, interval: &vload_schema::Interval) {
         if let Some(stable) = &mut self.2 {
             stable.on_record(interval);
+        }
+        if let Some(metrics) = &mut self.3 {
+            metrics.on_record(interval);
         }
     }
 }

@@ -204,6 +204,8 @@ impl SweepArgs {
                 hlog: None,
                 no_progress: self.output.no_progress,
                 progress_every: self.output.progress_every,
+                metrics_listen: None,
+                metrics_linger: std::time::Duration::ZERO,
                 quiet: self.output.quiet,
                 fail_if: None,
                 expect_status: self.output.expect_status.clone(),

@@ -4,6 +4,7 @@ mod attack;
 mod bad_input;
 mod ci;
 mod edges;
+mod metrics;
 mod origin_command;
 mod selfcheck;
 mod shards;

@@ -31,7 +31,10 @@ fn a_url_list_without_a_url_goes_to_the_builtin_origin() {
     );
     assert!(report.contains("Connections"), "{report}");
     // See #32 (item 6): ab's "Connect" row.
-    assert!(report.contains("TCP connect   [min, mean, p99, max]"), "{report}");
+    assert!(
+        report.contains("TCP connect   [min, mean, p99, max]"),
+        "{report}"
+    );
     let run = read_run(&out);
     assert_eq!(run.totals.completed, 12);
     assert_eq!(run.plan.targets.unwrap().passes, Some(4));
