@@ -69,6 +69,11 @@ impl Metrics {
         let addr = listener.local_addr()?;
         let mut tally = Tally {
             buckets: vec![0; bounds().len() + 1],
+            // Every kind from zero, so that a rate over errors has a series before the first.
+            errors: vload_schema::ErrorKind::ALL
+                .iter()
+                .map(|k| (k.as_str().to_owned(), 0))
+                .collect(),
             ..Tally::default()
         };
         if let Some(shard) = shard {
@@ -386,6 +391,40 @@ mod tests {
         assert!((b[0] - 1e-5).abs() < 1e-12);
         assert!((b[10] - 1e-4).abs() < 1e-10);
         assert!((b[70] - 100.0).abs() < 1e-6);
+    }
+
+    /// The Grafana dashboard in deploy/grafana asks only for series this endpoint serves.
+    #[test]
+    fn the_dashboard_queries_only_series_that_exist() {
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../../deploy/grafana/vload.json")).unwrap();
+        let served = render(
+            &Tally {
+                buckets: vec![0; bounds().len() + 1],
+                errors: [("reset".to_owned(), 0)].into(),
+                ..Tally::default()
+            },
+            false,
+        );
+        let mut seen = 0;
+        for panel in dashboard["panels"].as_array().unwrap() {
+            for target in panel["targets"].as_array().unwrap() {
+                let expr = target["expr"].as_str().unwrap();
+                for (at, _) in expr.match_indices("vload_") {
+                    let name: String = expr[at..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    assert!(
+                        served.lines().any(|l| l.starts_with(&format!("{name}{{"))
+                            || l.starts_with(&format!("{name} "))),
+                        "{name} in {expr} is not served"
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 15, "{seen}");
     }
 
     #[test]

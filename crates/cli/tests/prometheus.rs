@@ -203,5 +203,32 @@ fn prometheus_scrapes_two_shards_and_their_sum_equals_the_run_files() {
         Some(2.0),
         "one series a shard, told apart by the shard label"
     );
+    // Every query of the Grafana dashboard in deploy/grafana is one Prometheus accepts, and
+    // over the run's last minute each has a value.
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../deploy/grafana/vload.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$shard", ".*")
+                .replace("$__rate_interval", "1m");
+            // Evaluated at the end of the attack's window, where every series had samples.
+            let query = format!("max_over_time(({expr})[2m:1s])");
+            assert!(
+                prometheus
+                    .value(&format!("count({query})"))
+                    .is_some_and(|n| n > 0.0),
+                "no value for the dashboard's {expr}"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

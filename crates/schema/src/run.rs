@@ -261,6 +261,22 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order declared (a live exporter shows each from zero).
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Connect,
+        ErrorKind::RequestTimeout,
+        ErrorKind::Reset,
+        ErrorKind::Tls,
+        ErrorKind::Protocol,
+        ErrorKind::Body,
+        ErrorKind::StreamReset,
+        ErrorKind::Goaway,
+        ErrorKind::ClientLimit,
+        ErrorKind::Other,
+    ];
+
     /// The snake_case name used in files and reports.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -465,4 +481,36 @@ pub struct Interval {
     /// CPU seconds the watched server process used in this interval (`--watch-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_s: Option<f64>,
+}
+
+#[cfg(test)]
+mod error_kinds {
+    use super::ErrorKind;
+
+    /// `ALL` holds every kind once: each name once, and each kind round-trips by name.
+    #[test]
+    fn all_holds_every_kind_once() {
+        let mut names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ErrorKind::ALL.len());
+        for kind in ErrorKind::ALL {
+            // An exhaustive match: a new kind fails to compile here until ALL has it.
+            let listed = match kind {
+                ErrorKind::ConnectRefused
+                | ErrorKind::ConnectTimeout
+                | ErrorKind::Connect
+                | ErrorKind::RequestTimeout
+                | ErrorKind::Reset
+                | ErrorKind::Tls
+                | ErrorKind::Protocol
+                | ErrorKind::Body
+                | ErrorKind::StreamReset
+                | ErrorKind::Goaway
+                | ErrorKind::ClientLimit
+                | ErrorKind::Other => true,
+            };
+            assert!(listed);
+        }
+    }
 }
