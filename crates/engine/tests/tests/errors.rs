@@ -27,9 +27,10 @@ on_both_drivers! {
         assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
         assert!((run.totals.errors[&ErrorKind::ConnectRefused].count as i64 - 100).abs() <= 2);
         // A storm of connect attempts (the bug this guards against) made 97% of sends late; a
-        // refused connect costs ~0.1 ms of kernel time, so a busy machine makes a few late.
+        // refused connect costs ~0.1 ms of kernel time, so a quiet machine makes a few late
+        // and a loaded one more (45 of 100 beside stress-ng at load 13): not a storm.
         assert!(
-            run.totals.late_sends < 30,
+            run.totals.late_sends < run.totals.intended * 3 / 4,
             "one connect attempt per request, not a storm: {}",
             run.totals.late_sends
         );

@@ -70,8 +70,10 @@ on_both_drivers! {
         // Connections carry on across the stage's edge: none is reopened for the new rate.
         let accepted = origin.stats().connections_accepted;
         assert_eq!(accepted, run.totals.connections_opened);
+        // How many a rate needs depends on how fast the machine answers (Little's law: up to
+        // 50 quiet, 60 beside stress-ng at load 13); a connection a request would be 6,000.
         assert!(
-            accepted <= 50,
+            accepted <= 300,
             "{accepted} connections for 2,000/s of 11-byte responses"
         );
         let planned = run.plan.rate_plan.as_ref().expect("the plan is recorded");

@@ -150,8 +150,10 @@ on_both_drivers! {
         let large = attack(plan(origin.addr(), "/", open(2_000.0, 50), secs(2.0)))
             .to_json()
             .len();
+        // Samples would make it about 10x; histograms grow only with the latencies' spread,
+        // which a loaded machine widens (2.0x beside stress-ng at load 13, under 2x quiet).
         assert!(
-            (large as f64) < small as f64 * 2.0,
+            (large as f64) < small as f64 * 5.0,
             "{small} vs {large} bytes"
         );
     }
