@@ -278,7 +278,12 @@ on_both_drivers! {
         let mut list = String::new();
         (0..200).for_each(|i| list += &format!("/slow/{i}?delay=300ms\n"));
         (0..1800).for_each(|i| list += &format!("/fast/{i}\n"));
-        let path = std::env::temp_dir().join(format!("vload-reap-{}.txt", std::process::id()));
+        // One file a test thread: the test runs once a driver, side by side.
+        let path = std::env::temp_dir().join(format!(
+            "vload-reap-{}-{:?}.txt",
+            std::process::id(),
+            std::thread::current().id()
+        ));
         std::fs::write(&path, list).unwrap();
         let mut p = plan(origin.addr(), "/", open(200.0, 200), count(2_000));
         p.targets = Some(TargetPlan {

@@ -5,8 +5,13 @@ use vload_engine::{EngineError, Pick, TargetFormat, TargetPlan, TargetSet, run};
 
 use super::util::*;
 
+/// Writes `text` to a file named `name` in a directory of its own: the same test runs on
+/// both drivers at once, and a shared path let one variant read the file while the other
+/// was rewriting it ("no targets in this file", seen beside stress-ng).
 fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vload-workloads-{}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("vload-workloads-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::File::create(&path)
