@@ -206,11 +206,14 @@ on_both_drivers! {
             ..one(write("random.txt", &list), TargetFormat::Urls)
         });
         let run = attack(p);
+        // The schedule is exact; how many were answered in the window is the machine's
+        // (981 of 1,000 beside stress-ng at load 13).
         assert!(
-            (run.totals.completed as i64 - 1_000).abs() <= 10,
+            (run.totals.intended as i64 - 1_000).abs() <= 10,
             "{}",
-            run.totals.completed
+            run.totals.intended
         );
+        assert!(run.totals.completed >= 900, "{}", run.totals.completed);
         assert!(
             origin.stats().requests_by_path.len() >= 45,
             "random picks cover the list"
