@@ -287,7 +287,11 @@ fn a_thousand_urls_in_three_passes_miss_once_each_then_only_hit() {
     let origin = stack.origin.stats();
     assert_eq!(origin.requests_total, 1_000, "exactly one fetch per URL");
     assert!(origin.requests_by_path.values().all(|n| *n == 1));
-    assert_eq!(counter(&run, "backend_req"), 1_000, "varnishstat agrees");
+    assert_eq!(counter(&run, "vbe_req"), 1_000, "varnishstat agrees");
+    // MAIN.backend_req is a plain `++` from every fetch thread at once in Varnish (no lock,
+    // cache_http1_fetch.c): a CI run saw 999 for good. It may lose a few, never gain.
+    let main = counter(&run, "backend_req");
+    assert!((990..=1_000).contains(&main), "MAIN.backend_req {main}");
     // Every URL missed exactly once (the origin saw each once), so all 2,000 requests of
     // passes 2 and 3 were hits.
     assert_eq!((run.cache.hit, run.cache.miss), (2_000, 1_000));

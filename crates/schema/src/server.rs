@@ -25,13 +25,25 @@ pub struct VarnishRecord {
     /// the warm-up, so a snapshot there would have been stale.
     pub covers: String,
     /// Counters' increase over `covers`, by name without `MAIN.`
-    /// (`client_req`, `cache_hit`, `cache_miss`, `backend_req`, `sess_conn`, ...).
+    /// (`client_req`, `cache_hit`, `cache_miss`, `backend_req`, `sess_conn`, ...), and
+    /// `vbe_req`, the sum of every backend's `VBE.*.req`.
     pub counters: BTreeMap<String, u64>,
     /// Gauges at the end of the window (`n_object`, `threads`, ...).
     pub gauges: BTreeMap<String, u64>,
     /// Where varnishstat kept its counters: `"counters"` (Varnish 6.5 and later) or
     /// `"top level"` (before).
     pub layout: String,
+}
+
+impl VarnishRecord {
+    /// Requests Varnish sent to its backends: the sum of `VBE.*.req`, which Varnish counts
+    /// under each backend's lock, or `MAIN.backend_req` in run files from before vload kept
+    /// it. `MAIN.backend_req` is incremented without a lock by every fetch thread at once
+    /// and can fall short of the truth for good under concurrency.
+    pub fn backend_requests(&self) -> u64 {
+        let c = |name: &str| self.counters.get(name).copied();
+        c("vbe_req").or_else(|| c("backend_req")).unwrap_or(0)
+    }
 }
 
 /// CPU time of the server process and its descendants, from `/proc`.

@@ -53,16 +53,14 @@ pub fn render(s: &Summary) -> String {
     ]);
     if let Some(server) = &s.server {
         if let Some(v) = &server.varnish {
-            for name in [
-                "client_req",
-                "cache_hit",
-                "cache_miss",
-                "backend_req",
-                "sess_conn",
-            ] {
+            for name in ["client_req", "cache_hit", "cache_miss", "sess_conn"] {
                 let value = v.counters.get(name).copied().unwrap_or(0);
                 rows.push(vec![format!("varnish {name} ({})", v.covers), count(value)]);
             }
+            rows.push(vec![
+                format!("varnish backend requests ({})", v.covers),
+                count(v.backend_requests()),
+            ]);
         }
         if let Some(cpu) = server.cpu_per_request_ns {
             rows.push(vec!["server CPU per request".into(), duration_ns(cpu)]);

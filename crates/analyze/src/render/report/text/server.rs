@@ -83,10 +83,10 @@ fn render_varnish(
     row(
         out,
         "",
-        "[backend_req, sess_conn, lru_nuked]",
+        "[backend requests, sess_conn, lru_nuked]",
         &format!(
             "{}, {}, {}  (vload opened {} connections)",
-            c("backend_req"),
+            count(v.backend_requests()),
             c("sess_conn"),
             c("n_lru_nuked"),
             count(span.connections)
