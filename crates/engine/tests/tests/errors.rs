@@ -25,7 +25,14 @@ on_both_drivers! {
         assert_eq!(run.totals.completed, e.count);
         let run = attack(plan(addr, "/", open(200.0, 10), secs(0.5)));
         assert_eq!(kinds(&run), [ErrorKind::ConnectRefused]);
-        assert!((run.totals.errors[&ErrorKind::ConnectRefused].count as i64 - 100).abs() <= 2);
+        // 100 requests due: each is refused once, or, on a machine loaded enough to hold the
+        // sender back past the window's end, counted unsent; none vanishes.
+        let refused = run.totals.errors[&ErrorKind::ConnectRefused].count;
+        assert!(
+            ((refused + run.totals.unsent) as i64 - 100).abs() <= 2 && refused >= 50,
+            "refused {refused}, unsent {}",
+            run.totals.unsent
+        );
         // A storm of connect attempts (the bug this guards against) made 97% of sends late; a
         // refused connect costs ~0.1 ms of kernel time, so a quiet machine makes a few late
         // and a loaded one more (45 of 100 beside stress-ng at load 13): not a storm.
