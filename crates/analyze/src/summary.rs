@@ -89,6 +89,10 @@ pub struct Summary {
     pub tcp_connect: Option<LatencySummary>,
     /// Target files the requests came from.
     pub targets: Option<vload_schema::TargetsRecord>,
+    /// The synthetic cache workload requests were drawn from.
+    pub catalogue: Option<vload_schema::CatalogueRecord>,
+    /// What the model says a cache should have hit for it.
+    pub cache_model: Option<vload_schema::CacheModelRecord>,
     /// Client health and verdict.
     pub health: ClientHealth,
     /// The run was stopped early.
@@ -330,6 +334,8 @@ impl Summary {
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             tcp_connect: optional(run.latency.tcp_connect.as_ref())?,
             targets: run.plan.targets.clone(),
+            catalogue: run.plan.catalogue.clone(),
+            cache_model: run.cache_model.clone(),
             health: run.client_health.clone(),
             interrupted: run.interrupted,
             server: ServerSummary::of(run),

@@ -37,7 +37,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         |at: fn(&WorkerSummary) -> Instant| c.summaries.iter().map(at).max().unwrap_or(context.t0);
     let (attack_end, end) = (latest(|s| s.attack_end), latest(|s| s.end));
     let backlog = c.summaries.iter().map(|s| s.backlog).sum();
-    RunFile {
+    let mut run = RunFile {
         schema_version: SCHEMA_VERSION,
         vload_version: env!("CARGO_PKG_VERSION").to_owned(),
         run_id: env::run_id(context.started_at),
@@ -72,7 +72,16 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         checks: Vec::new(),
         intervals: c.intervals,
         server: None,
+        cache_model: None,
+    };
+    if let Some(catalogue) = &plan.catalogue {
+        run.cache_model = Some(vload_cache::model_record(
+            catalogue,
+            plan.cache_capacity,
+            &run,
+        ));
     }
+    run
 }
 
 /// The workers' samples of achieved inter-send gaps as one (Poisson runs only).
@@ -286,6 +295,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         start_at: plan.start_at.map(env::rfc3339),
         expect_status: (plan.expect_status != vload_schema::DEFAULT_EXPECTED)
             .then(|| plan.expect_status.clone()),
+        catalogue: plan.catalogue.as_ref().map(vload_cache::Catalogue::record),
     }
 }
 

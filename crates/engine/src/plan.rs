@@ -105,6 +105,10 @@ pub struct AttackPlan {
     pub hlog: Option<PathBuf>,
     /// Target files; `request` then supplies the defaults (method, headers, body, base URL).
     pub targets: Option<crate::TargetPlan>,
+    /// A synthetic cache workload to draw requests from, instead of target files.
+    pub catalogue: Option<vload_cache::Catalogue>,
+    /// The cache capacity the run file's model is for (`--cache-size`).
+    pub cache_capacity: Option<vload_cache::Capacity>,
     /// Close and reopen every connection after this many requests (1 = no keep-alive).
     pub requests_per_connection: Option<u32>,
     /// True when `connect_to` was set by hand (`--connect-to`, `--resolve`), not from the URL.
@@ -238,6 +242,8 @@ impl AttackPlan {
             label: None,
             hlog: None,
             targets: None,
+            catalogue: None,
+            cache_capacity: None,
             requests_per_connection: None,
             connect_to_set: false,
             protocol: Protocol::default(),

@@ -18,7 +18,7 @@ use crate::observe::{Interrupt, Observer};
 use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
 use crate::rate::Curve;
 use crate::schedule::Schedule;
-use crate::targets::{self, Pick, TargetPlan, TargetStream, TargetSummary};
+use crate::targets::{self, FileStream, Pick, TargetPlan, TargetStream, TargetSummary};
 use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
 use crate::{env, tls};
 
@@ -292,11 +292,14 @@ impl Attack {
         // Worker `id` of shard i is worker i + N * id of the whole attack: schedules and
         // target lists are dealt over all shards' workers at once.
         let (global, workers) = (shard.index + shard.count * id, shard.count * self.threads);
-        let targets = match (&plan.targets, &self.targets) {
-            (Some(tp), Some(summary)) => Some(
-                TargetStream::new(tp, summary, global, workers, shard)
+        let targets = match (&plan.targets, &self.targets, &plan.catalogue) {
+            (Some(tp), Some(summary), _) => Some(TargetStream::Files(
+                FileStream::new(tp, summary, global, workers, shard)
                     .map_err(EngineError::Targets)?,
-            ),
+            )),
+            (_, _, Some(catalogue)) => {
+                Some(TargetStream::Catalogue(catalogue.sampler(global, workers)))
+            }
             _ => None,
         };
         Ok(WorkerSetup {

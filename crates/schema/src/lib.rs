@@ -119,6 +119,7 @@
 //! a few hundred bytes compressed); slower values are clamped and counted in
 //! `totals.out_of_range`.
 
+mod cache;
 mod checks;
 mod codec;
 mod health;
@@ -129,6 +130,7 @@ mod server;
 mod stage;
 mod validate;
 
+pub use cache::*;
 pub use checks::*;
 pub use codec::EncodedHistogram;
 pub use health::*;

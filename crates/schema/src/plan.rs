@@ -103,6 +103,9 @@ pub struct Plan {
     /// ratio, error share, threshold, SLO and exit code of the run uses them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect_status: Option<Vec<StatusRange>>,
+    /// The synthetic cache workload requests were drawn from (`--catalogue`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalogue: Option<crate::CatalogueRecord>,
 }
 
 /// Statuses from `from` to `to`, both included.

@@ -46,6 +46,9 @@ pub struct RunFile {
     /// The server's own account of the measured window (`--server-stats`, `--watch-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerRecord>,
+    /// What a cache should have achieved for a `--catalogue` workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_model: Option<crate::CacheModelRecord>,
     /// A rate plan's stages, or a sweep's steps, each with its own summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,

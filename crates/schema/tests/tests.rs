@@ -81,6 +81,7 @@ mod golden {
                 shard: None,
                 start_at: None,
                 expect_status: None,
+                catalogue: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -169,6 +170,7 @@ mod golden {
                 server_cpu_s: None,
             }],
             server: None,
+            cache_model: None,
             stages: Vec::new(),
             sweep: None,
             arrivals: None,

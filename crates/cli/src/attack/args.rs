@@ -6,6 +6,7 @@ use anyhow::{Context as _, bail};
 use http::Uri;
 use vload_engine::{AttackPlan, TlsOptions, Verify};
 
+use super::cache::CacheArgs;
 use super::flags::{ConnectionArgs, LoadArgs, OutputArgs, RequestArgs, ServerArgs};
 use super::targets::{PickArg, TargetArgs};
 
@@ -21,6 +22,8 @@ pub(crate) struct AttackArgs {
     pub(crate) request: RequestArgs,
     #[command(flatten, next_help_heading = "Targets")]
     pub(crate) targets: TargetArgs,
+    #[command(flatten, next_help_heading = "Cache workload")]
+    pub(crate) cache: CacheArgs,
     #[command(flatten, next_help_heading = "Connection")]
     pub(crate) connection: ConnectionArgs,
     #[command(flatten, next_help_heading = "Output")]
@@ -42,7 +45,8 @@ impl AttackArgs {
         let uri = parse_url(url)?;
         let tls = self.tls(&uri)?;
         let (connect_to, connect_to_set) = self.connect_address(&uri)?;
-        let random_pick = self.targets.pick == PickArg::Random;
+        // --seed also seeds a random pick and a catalogue's draws.
+        let random_pick = self.targets.pick == PickArg::Random || self.cache.catalogue.is_some();
         let load = self.load.load(random_pick)?;
         let (timeout, connect_timeout) = self.connection.timeouts()?;
         let mut request = self.request.request(uri)?;
@@ -69,6 +73,10 @@ impl AttackArgs {
         plan.label = self.output.label.clone();
         plan.hlog = self.output.hlog.clone();
         plan.targets = self.targets.plan(self.load.seed)?;
+        if let Some((catalogue, capacity)) = self.cache.catalogue(self.load.seed)? {
+            plan.catalogue = Some(catalogue);
+            plan.cache_capacity = capacity;
+        }
         plan.requests_per_connection = self.connection.requests_per_connection()?;
         plan.connect_to_set = connect_to_set;
         plan.protocol = self.connection.protocol(&plan.load)?;

@@ -69,7 +69,7 @@ pub(crate) struct LoadArgs {
     /// Spacing of open-loop requests.
     #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
     pub(crate) arrival: ArrivalArg,
-    /// Seed of the Poisson arrival process and of --pick random; the same seed gives the same schedule (default: 1).
+    /// Seed of the Poisson arrival process, of --pick random and of a --catalogue; the same seed gives the same schedule (default: 1).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
     /// Most connections an open loop may open, or the connections of --rate infinity (default: 10000).
@@ -128,7 +128,9 @@ impl LoadArgs {
             bail!("--arrival poisson shapes an open loop: give a --rate too");
         }
         if self.seed.is_some() && self.arrival != ArrivalArg::Poisson && !random_pick {
-            bail!("--seed needs --arrival poisson or --pick random (nothing else is random)");
+            bail!(
+                "--seed needs --arrival poisson, --pick random or --catalogue (nothing else is random)"
+            );
         }
         let load = match open {
             Some(rate) => Load::Open {

@@ -1,6 +1,7 @@
 //! `vload attack`: where the load goes, the plan, and running it.
 
 pub(crate) mod args;
+pub(crate) mod cache;
 pub(crate) mod flags;
 pub(crate) mod targets;
 

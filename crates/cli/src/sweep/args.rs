@@ -25,6 +25,8 @@ pub(crate) struct SweepArgs {
     pub(crate) request: RequestArgs,
     #[command(flatten, next_help_heading = "Targets")]
     pub(crate) targets: TargetArgs,
+    #[command(flatten, next_help_heading = "Cache workload")]
+    pub(crate) cache: crate::attack::cache::CacheArgs,
     #[command(flatten, next_help_heading = "Connection")]
     pub(crate) connection: ConnectionArgs,
     #[command(flatten, next_help_heading = "Output")]
@@ -193,6 +195,7 @@ impl SweepArgs {
             },
             request: self.request.clone(),
             targets: self.targets.clone(),
+            cache: self.cache.clone(),
             connection: self.connection.clone(),
             output: OutputArgs {
                 output: if with_output {

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 pub use read::check_port;
 use read::{Item, TargetReader, display};
-pub(crate) use stream::{TargetStream, pass_share};
+pub(crate) use stream::{FileStream, TargetStream, pass_share};
 pub use types::{
     Pick, SetSummary, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary,
 };
@@ -155,7 +155,7 @@ mod tests {
 
     fn collect(p: &TargetPlan, n: usize, worker: u32, workers: u32) -> Vec<String> {
         let summary = p.validate().unwrap();
-        let mut s = TargetStream::new(p, &summary, worker, workers, Shard::WHOLE).unwrap();
+        let mut s = FileStream::new(p, &summary, worker, workers, Shard::WHOLE).unwrap();
         (0..n).map(|_| s.next().unwrap().path.to_string()).collect()
     }
 
@@ -194,7 +194,7 @@ mod tests {
         // Shard 1 of 3 with two workers: global workers 1 and 4 of 6.
         let take = |worker: u32, n: usize| {
             let shard = Shard { index: 1, count: 3 };
-            let mut s = TargetStream::new(&p, &summary, worker, 6, shard).unwrap();
+            let mut s = FileStream::new(&p, &summary, worker, 6, shard).unwrap();
             (0..n)
                 .map(|_| s.next().unwrap().path.to_string())
                 .collect::<Vec<_>>()
@@ -209,7 +209,7 @@ mod tests {
         );
         let summary = p.validate().unwrap();
         let shard = Shard { index: 2, count: 4 };
-        let mut s = TargetStream::new(&p, &summary, 2, 4, shard).unwrap();
+        let mut s = FileStream::new(&p, &summary, 2, 4, shard).unwrap();
         let seen: std::collections::BTreeSet<String> = (0..200)
             .map(|_| s.next().unwrap().path.to_string())
             .collect();
@@ -225,7 +225,7 @@ mod tests {
         );
         let p = plan(file("t.txt", &text), TargetFormat::Vegeta, Pick::Sequential);
         let summary = p.validate().unwrap();
-        let mut s = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
+        let mut s = FileStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
         let a = s.next().unwrap();
         assert_eq!(a.method, Some(Method::GET));
         assert_eq!(a.headers["x-a"], "1");
@@ -245,7 +245,7 @@ mod tests {
             Pick::Sequential,
         );
         let summary = p.validate().unwrap();
-        let t = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE)
+        let t = FileStream::new(&p, &summary, 0, 1, Shard::WHOLE)
             .unwrap()
             .next()
             .unwrap();
@@ -264,7 +264,7 @@ mod tests {
         let summary = p.validate().unwrap();
         assert_eq!(summary.sets[0].targets, 2);
         assert_eq!(summary.sets[0].other_methods, 1);
-        let mut s = TargetStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
+        let mut s = FileStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
         let a = s.next().unwrap();
         assert_eq!(
             (a.method, a.authority.unwrap().as_str()),

@@ -7,8 +7,49 @@ use super::read::{Item, TargetReader};
 use super::types::{Pick, Target, TargetError, TargetPlan, TargetSummary};
 use crate::plan::Shard;
 
-/// One worker's endless walk over the targets.
-pub(crate) struct TargetStream {
+/// One worker's endless walk over the targets: files, or a synthetic catalogue.
+#[derive(Debug)]
+pub(crate) enum TargetStream {
+    /// Target files.
+    Files(FileStream),
+    /// Draws from a `--catalogue`.
+    Catalogue(vload_cache::Sampler),
+}
+
+impl TargetStream {
+    /// The next target; `None` when a worker has no share of the files.
+    pub(crate) fn next(&mut self) -> Option<Target> {
+        match self {
+            TargetStream::Files(files) => files.next(),
+            TargetStream::Catalogue(sampler) => Some(catalogue_target(sampler)),
+        }
+    }
+}
+
+/// Object `id`'s request: its path, and its virtual host when the catalogue has several.
+fn catalogue_target(sampler: &mut vload_cache::Sampler) -> Target {
+    let id = sampler.next_id();
+    let catalogue = sampler.catalogue();
+    let mut headers = http::HeaderMap::new();
+    if let Some(host) = catalogue.host_of(id) {
+        headers.insert(
+            http::header::HOST,
+            http::HeaderValue::from_str(&host).expect("site names are valid header values"),
+        );
+    }
+    Target {
+        method: None,
+        authority: None,
+        https: None,
+        path: http::uri::PathAndQuery::from_maybe_shared(catalogue.path(id))
+            .expect("catalogue paths are valid"),
+        headers,
+        body: bytes::Bytes::new(),
+    }
+}
+
+/// One worker's endless walk over target files.
+pub(crate) struct FileStream {
     sets: Vec<SetStream>,
     weights: Vec<u32>,
     chooser: Chooser,
@@ -37,16 +78,16 @@ enum Chooser {
     Smooth(Vec<i64>),
 }
 
-impl std::fmt::Debug for TargetStream {
+impl std::fmt::Debug for FileStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TargetStream")
+        f.debug_struct("FileStream")
             .field("sets", &self.sets.len())
             .field("weights", &self.weights)
             .finish_non_exhaustive()
     }
 }
 
-impl TargetStream {
+impl FileStream {
     /// The stream of worker `worker` of `workers`, counted over every shard's workers
     /// (worker w of shard i is `i + count * w`), so that shard i's workers together take
     /// every `count`-th target from `i`.
@@ -86,7 +127,7 @@ impl TargetStream {
             Pick::RoundRobin => Chooser::Smooth(vec![0; weights.len()]),
             _ => Chooser::Random(Rng::new(seed, worker, u32::MAX)),
         };
-        Ok(TargetStream {
+        Ok(FileStream {
             sets,
             weights,
             chooser,

@@ -7,15 +7,17 @@ use vload_schema::{HealthVerdict, LatencyKind};
 use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
 
+mod cache;
 mod health;
 mod server;
 
+use cache::render_cache;
 pub(crate) use health::health_headline;
 use health::{render_checks, render_health};
 use server::render_server;
 
 fn row(out: &mut String, name: &str, fields: &str, values: &str) {
-    let _ = writeln!(out, "{name:<13} {fields:<36}{values}");
+    let _ = writeln!(out, "{name:<13} {fields:<35} {values}");
 }
 
 fn or_na(value: Option<String>) -> String {
@@ -463,55 +465,5 @@ fn render_ledger_notes(out: &mut String, s: &Summary) {
                 count(s.backlog)
             ),
         );
-    }
-}
-
-fn render_cache(out: &mut String, s: &Summary) {
-    let c = &s.cache;
-    let classified = c.hit + c.miss;
-    if classified == 0 {
-        row(
-            out,
-            "Cache",
-            "[hit, miss, unknown]",
-            &format!("no cache headers on {} responses", count(c.unknown)),
-        );
-        return;
-    }
-    let sources: Vec<String> = [
-        ("X-Varnish", c.by_source.x_varnish),
-        ("X-Cache", c.by_source.x_cache),
-        ("Age", c.by_source.age),
-    ]
-    .iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(name, n)| format!("{name} {}", count(*n)))
-    .collect();
-    let values = format!(
-        "{}, {}, {}  (hit ratio {} of classified; by {})",
-        count(c.hit),
-        count(c.miss),
-        count(c.unknown),
-        percent(c.hit as f64 / classified as f64),
-        sources.join(", ")
-    );
-    row(out, "Cache", "[hit, miss, unknown]", &values);
-    let short = |l: &LatencySummary| {
-        let q = |n: &str| {
-            l.quantile(n)
-                .map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64))
-        };
-        format!(
-            "{}, {}, {}",
-            q("p50"),
-            q("p99"),
-            l.mean_ns.map_or_else(|| "n/a".to_owned(), duration_ns)
-        )
-    };
-    if let Some(hit) = &s.hit {
-        row(out, "  hits", "[p50, p99, mean]", &short(hit));
-    }
-    if let Some(miss) = &s.miss {
-        row(out, "  misses", "[p50, p99, mean]", &short(miss));
     }
 }

@@ -1,0 +1,282 @@
+//! The catalogue: which objects exist, what each is, and one worker's draws from it.
+
+use vload_schema::CatalogueRecord;
+
+use crate::popularity::Zipf;
+use crate::{Popularity, SizeLaw, mix, unit};
+
+/// A seeded catalogue of objects. Object `id` < `objects` is the object of popularity rank
+/// `id` (0 the most asked); one-hit wonders take ids from `objects` up, each used once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalogue {
+    /// Objects asked again and again (one-hit wonders come on top).
+    pub objects: u64,
+    /// How often each is asked.
+    pub popularity: Popularity,
+    /// How large each is.
+    pub sizes: SizeLaw,
+    /// The `Cache-Control: max-age` the origin gives each, in seconds: one value, or a
+    /// range each object draws from (none: the origin sends no Cache-Control).
+    pub ttl: Option<(u64, u64)>,
+    /// The share of requests for objects asked once and never again, in [0, 1).
+    pub one_hit_wonders: f64,
+    /// Virtual hosts the objects are spread over (object `id` on host `id % hosts`); one
+    /// means the attack's own Host.
+    pub hosts: u32,
+    /// The seed of every per-object property and every worker's draws.
+    pub seed: u64,
+}
+
+impl Default for Catalogue {
+    fn default() -> Self {
+        Catalogue {
+            objects: 10_000,
+            popularity: Popularity::default(),
+            sizes: SizeLaw::default(),
+            ttl: None,
+            one_hit_wonders: 0.0,
+            hosts: 1,
+            seed: 1,
+        }
+    }
+}
+
+impl Catalogue {
+    fn hashes(&self, id: u64) -> (u64, u64) {
+        let h = mix(self.seed ^ mix(id));
+        (h, mix(h ^ 0x5151_5151_5151_5151))
+    }
+
+    /// The body size of object `id`, in bytes.
+    pub fn size_of(&self, id: u64) -> u64 {
+        let (h, h2) = self.hashes(id);
+        self.sizes.size(h, h2)
+    }
+
+    /// The origin's max-age for object `id`, in seconds.
+    pub fn ttl_of(&self, id: u64) -> Option<u64> {
+        let (lo, hi) = self.ttl?;
+        let (_, h2) = self.hashes(id);
+        Some(lo + mix(h2) % (hi - lo + 1))
+    }
+
+    /// The virtual host of object `id`, when the catalogue spreads over several.
+    pub fn host_of(&self, id: u64) -> Option<String> {
+        (self.hosts > 1).then(|| format!("site{}.test", id % u64::from(self.hosts)))
+    }
+
+    /// Object `id`'s path and query, which tell `vload origin` its size and max-age.
+    pub fn path(&self, id: u64) -> String {
+        let mut path = format!("/c/{id}?size={}", self.size_of(id));
+        if let Some(ttl) = self.ttl_of(id) {
+            path.push_str(&format!("&cache=max-age={ttl}"));
+        }
+        path
+    }
+
+    /// Worker `worker` of `workers`' draws (counted over every shard's workers, so that
+    /// shards deal the same catalogue and no two workers share a one-hit wonder).
+    pub fn sampler(&self, worker: u32, workers: u32) -> Sampler {
+        Sampler {
+            zipf: match self.popularity {
+                Popularity::Zipf(s) => Some(Zipf::new(self.objects, s)),
+                _ => None,
+            },
+            catalogue: self.clone(),
+            state: mix(self.seed ^ (u64::from(worker) << 32) ^ 0xc0ff_ee00),
+            worker: u64::from(worker),
+            workers: u64::from(workers.max(1)),
+            crawled: 0,
+            unique: 0,
+        }
+    }
+
+    /// The bytes of every object asked again (one-hit wonders not included).
+    pub fn total_bytes(&self) -> u64 {
+        (0..self.objects).map(|id| self.size_of(id)).sum()
+    }
+
+    /// What the run file keeps of the catalogue.
+    pub fn record(&self) -> CatalogueRecord {
+        CatalogueRecord {
+            objects: self.objects,
+            popularity: self.popularity.to_string(),
+            object_size: self.sizes.to_string(),
+            ttl_s: self.ttl.map(|(lo, hi)| [lo, hi]),
+            one_hit_wonders: self.one_hit_wonders,
+            hosts: self.hosts,
+            seed: self.seed,
+            total_bytes: self.total_bytes(),
+        }
+    }
+
+    /// Checks that the catalogue can be drawn from, naming the flag to fix.
+    ///
+    /// # Errors
+    /// No objects, a share out of range, no hosts, or a TTL range upside down.
+    pub fn check(&self) -> Result<(), String> {
+        if self.objects == 0 {
+            return Err("--catalogue 0: a catalogue needs at least one object".into());
+        }
+        if !(0.0..1.0).contains(&self.one_hit_wonders) {
+            return Err("--one-hit-wonders must be a share below 100%, e.g. 5%".into());
+        }
+        if self.hosts == 0 {
+            return Err("--vhosts 0: give at least one host".into());
+        }
+        if let Some((lo, hi)) = self.ttl
+            && lo > hi
+        {
+            return Err(format!("--ttl {lo}-{hi}: the lower TTL is above the upper"));
+        }
+        Ok(())
+    }
+}
+
+/// One worker's endless draws from a catalogue.
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    catalogue: Catalogue,
+    zipf: Option<Zipf>,
+    state: u64,
+    worker: u64,
+    workers: u64,
+    crawled: u64,
+    unique: u64,
+}
+
+impl Sampler {
+    fn uniform(&mut self) -> f64 {
+        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        unit(mix(self.state))
+    }
+
+    /// The next object's id.
+    pub fn next_id(&mut self) -> u64 {
+        let n = self.catalogue.objects;
+        if self.catalogue.one_hit_wonders > 0.0 && self.uniform() < self.catalogue.one_hit_wonders {
+            let id = n + self.worker + self.workers * self.unique;
+            self.unique += 1;
+            return id;
+        }
+        match self.catalogue.popularity {
+            Popularity::Zipf(_) => {
+                let zipf = self.zipf.expect("a Zipf catalogue has its sampler");
+                zipf.sample(|| self.uniform()) - 1
+            }
+            Popularity::Uniform => ((self.uniform() * n as f64) as u64).min(n - 1),
+            Popularity::Hot { objects, requests } => {
+                if self.uniform() < requests {
+                    let hot = Popularity::hot_objects(objects, n);
+                    ((self.uniform() * hot as f64) as u64).min(hot - 1)
+                } else {
+                    let id = (self.worker + self.workers * self.crawled) % n;
+                    self.crawled += 1;
+                    id
+                }
+            }
+        }
+    }
+
+    /// The catalogue drawn from.
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_are_the_same_in_every_run_and_differ_by_seed() {
+        let a = Catalogue {
+            sizes: "1k-64k".parse().unwrap(),
+            ttl: Some((60, 600)),
+            ..Catalogue::default()
+        };
+        assert_eq!(a.path(17), a.clone().path(17));
+        let sizes: Vec<u64> = (0..100).map(|id| a.size_of(id)).collect();
+        assert!(sizes.iter().all(|s| (1024..=65536).contains(s)));
+        assert!(sizes.windows(2).any(|w| w[0] != w[1]), "sizes vary");
+        let b = Catalogue {
+            seed: 2,
+            ..a.clone()
+        };
+        assert_ne!(
+            (0..100).map(|id| a.size_of(id)).collect::<Vec<_>>(),
+            (0..100).map(|id| b.size_of(id)).collect::<Vec<_>>()
+        );
+        let ttl = a.ttl_of(17).unwrap();
+        assert!((60..=600).contains(&ttl));
+        assert_eq!(
+            a.path(17),
+            format!("/c/17?size={}&cache=max-age={ttl}", a.size_of(17))
+        );
+    }
+
+    #[test]
+    fn one_hit_wonders_are_asked_once_across_workers() {
+        let c = Catalogue {
+            objects: 100,
+            one_hit_wonders: 0.2,
+            ..Catalogue::default()
+        };
+        let mut seen = std::collections::HashMap::new();
+        let mut draws = 0u64;
+        for worker in 0..3 {
+            let mut s = c.sampler(worker, 3);
+            for _ in 0..10_000 {
+                *seen.entry(s.next_id()).or_insert(0u64) += 1;
+                draws += 1;
+            }
+        }
+        let once: u64 = seen
+            .iter()
+            .filter(|(id, _)| **id >= 100)
+            .map(|(_, n)| *n)
+            .sum();
+        assert!(
+            seen.iter()
+                .filter(|(id, _)| **id >= 100)
+                .all(|(_, n)| *n == 1)
+        );
+        let share = once as f64 / draws as f64;
+        assert!((share - 0.2).abs() < 0.01, "one-hit share {share}");
+    }
+
+    #[test]
+    fn the_hot_set_takes_its_share_and_the_crawl_covers_everything() {
+        let c = Catalogue {
+            objects: 1000,
+            popularity: "hot:10%:90%".parse().unwrap(),
+            ..Catalogue::default()
+        };
+        let (mut hot, mut seen) = (0u64, std::collections::BTreeSet::new());
+        for worker in 0..2 {
+            let mut s = c.sampler(worker, 2);
+            for _ in 0..10_000 {
+                let id = s.next_id();
+                hot += u64::from(id < 100);
+                seen.insert(id);
+            }
+        }
+        // 90% hot plus the crawl's 10% share of its 10% of objects: 91%.
+        let share = hot as f64 / 20_000.0;
+        assert!((share - 0.91).abs() < 0.01, "hot share {share}");
+        assert_eq!(seen.len(), 1000, "two workers' crawls cover the catalogue");
+    }
+
+    #[test]
+    fn bad_catalogues_name_the_flag() {
+        let c = |f: fn(&mut Catalogue)| {
+            let mut c = Catalogue::default();
+            f(&mut c);
+            c.check().unwrap_err()
+        };
+        assert!(c(|c| c.objects = 0).contains("--catalogue"));
+        assert!(c(|c| c.one_hit_wonders = 1.0).contains("--one-hit-wonders"));
+        assert!(c(|c| c.hosts = 0).contains("--vhosts"));
+        assert!(c(|c| c.ttl = Some((10, 5))).contains("--ttl"));
+    }
+}

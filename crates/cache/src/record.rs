@@ -1,0 +1,80 @@
+//! The catalogue and the model in a run file.
+
+use vload_schema::{CacheModelRecord, CatalogueRecord, RunFile};
+
+use crate::model::{Load, predict};
+use crate::{Capacity, Catalogue, parse_capacity};
+
+impl Catalogue {
+    /// The catalogue a run file's record describes (a `file:` size law reads its file
+    /// again).
+    ///
+    /// # Errors
+    /// A law that no longer parses, or a size file that is gone.
+    pub fn from_record(r: &CatalogueRecord) -> Result<Catalogue, String> {
+        let catalogue = Catalogue {
+            objects: r.objects,
+            popularity: r.popularity.parse()?,
+            sizes: r.object_size.parse()?,
+            ttl: r.ttl_s.map(|[lo, hi]| (lo, hi)),
+            one_hit_wonders: r.one_hit_wonders,
+            hosts: r.hosts,
+            seed: r.seed,
+        };
+        catalogue.check()?;
+        Ok(catalogue)
+    }
+}
+
+/// What the model says a cache of `capacity` should have achieved in `run`'s measured
+/// window: requests before it (the warm-up) warm the cache, the window's rate drives the
+/// TTLs.
+pub fn model_record(
+    catalogue: &Catalogue,
+    capacity: Option<Capacity>,
+    run: &RunFile,
+) -> CacheModelRecord {
+    let before: u64 = run
+        .intervals
+        .iter()
+        .filter(|i| i.warmup)
+        .map(|i| i.sent)
+        .sum();
+    let window = run.totals.sent;
+    let rate = if run.window.measured_s > 0.0 {
+        window as f64 / run.window.measured_s
+    } else {
+        0.0
+    };
+    let prediction = predict(
+        Load {
+            catalogue,
+            rate_per_s: rate,
+            before,
+            window,
+        },
+        capacity,
+    );
+    CacheModelRecord {
+        capacity: capacity.map(|c| c.to_string()),
+        lru_hit_ratio: prediction.lru.map(|(h, _)| h),
+        lru_characteristic_time_s: prediction.lru.and_then(|(_, t)| t),
+        cold_bound: prediction.cold_bound,
+        ttl_bound: prediction.ttl_bound,
+        rate_per_s: rate,
+        requests_before: before,
+        requests_window: window,
+    }
+}
+
+/// The model again for a run whose totals changed (a merge of shards), from what its
+/// file records; `None` when the catalogue cannot be rebuilt (a size file that is gone).
+pub fn remodel(run: &RunFile) -> Option<CacheModelRecord> {
+    let catalogue = Catalogue::from_record(run.plan.catalogue.as_ref()?).ok()?;
+    let capacity = run
+        .cache_model
+        .as_ref()
+        .and_then(|m| m.capacity.as_deref())
+        .and_then(|c| parse_capacity(c).ok());
+    Some(model_record(&catalogue, capacity, run))
+}

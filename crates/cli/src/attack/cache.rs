@@ -1,0 +1,96 @@
+//! `vload attack`'s cache-workload flags: a synthetic catalogue and the cache to model.
+
+use anyhow::{Context as _, bail};
+use vload_cache::{Capacity, Catalogue};
+
+/// A synthetic catalogue of objects to draw requests from, and the cache to model.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct CacheArgs {
+    /// Draw requests from a seeded catalogue of N objects, /c/ID?size=..., which the built-in
+    /// origin serves from the path alone (default: none).
+    #[arg(long, value_name = "N", conflicts_with_all = ["targets", "urls", "replay_log", "mix"])]
+    pub(crate) catalogue: Option<u64>,
+    /// How often each object is asked: zipf:S, uniform, or hot:OBJECTS%:REQUESTS% (a hot set
+    /// beside a crawl of the whole catalogue) (default: zipf:0.8).
+    #[arg(long, value_name = "LAW", requires = "catalogue")]
+    pub(crate) popularity: Option<String>,
+    /// Each object's size: BYTES (4k), MIN-MAX (1k-64k), lognormal:MEDIAN:SIGMA or file:PATH
+    /// of sizes (default: 4k).
+    #[arg(long, value_name = "LAW", requires = "catalogue")]
+    pub(crate) object_size: Option<String>,
+    /// The max-age the origin gives each object: SECONDS or a range MIN-MAX each object
+    /// draws from, e.g. 300 or 1m-10m (default: no Cache-Control).
+    #[arg(long, value_name = "SECONDS", requires = "catalogue")]
+    pub(crate) ttl: Option<String>,
+    /// Share of requests for objects asked once and never again, e.g. 5% (default: 0%).
+    #[arg(long, value_name = "PERCENT", requires = "catalogue")]
+    pub(crate) one_hit_wonders: Option<String>,
+    /// Spread the objects over N virtual hosts, site0.test to siteN-1.test, by Host header
+    /// (default: 1, the URL's host).
+    #[arg(long, value_name = "N", requires = "catalogue")]
+    pub(crate) vhosts: Option<u32>,
+    /// The cache's capacity, bytes (64M) or objects (5000obj): the run file then says what an
+    /// LRU of that size should hit (default: only the bounds of any cache).
+    #[arg(long, value_name = "SIZE", requires = "catalogue")]
+    pub(crate) cache_size: Option<String>,
+}
+
+impl CacheArgs {
+    /// The catalogue, seeded by `seed`, and the capacity to model.
+    pub(crate) fn catalogue(
+        &self,
+        seed: Option<u64>,
+    ) -> anyhow::Result<Option<(Catalogue, Option<Capacity>)>> {
+        let Some(objects) = self.catalogue else {
+            return Ok(None);
+        };
+        let defaults = Catalogue::default();
+        let catalogue = Catalogue {
+            objects,
+            popularity: match &self.popularity {
+                Some(law) => law
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--popularity {e}"))?,
+                None => defaults.popularity,
+            },
+            sizes: match &self.object_size {
+                Some(law) => law
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("--object-size {e}"))?,
+                None => defaults.sizes,
+            },
+            ttl: self
+                .ttl
+                .as_deref()
+                .map(vload_cache::parse_ttl)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--ttl {e}"))?,
+            one_hit_wonders: match &self.one_hit_wonders {
+                Some(text) => percent(text).context("--one-hit-wonders")?,
+                None => 0.0,
+            },
+            hosts: self.vhosts.unwrap_or(1),
+            seed: seed.unwrap_or(1),
+        };
+        catalogue.check().map_err(anyhow::Error::msg)?;
+        let capacity = self
+            .cache_size
+            .as_deref()
+            .map(vload_cache::parse_capacity)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--cache-size {e}"))?;
+        Ok(Some((catalogue, capacity)))
+    }
+}
+
+/// A share from `5%` or `0.05`.
+fn percent(text: &str) -> anyhow::Result<f64> {
+    let share = match text.trim().strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => text.trim().parse::<f64>(),
+    };
+    match share {
+        Ok(s) if (0.0..1.0).contains(&s) => Ok(s),
+        _ => bail!("'{text}' is not a share: expected a percentage below 100%, e.g. 5%"),
+    }
+}

@@ -1,0 +1,54 @@
+//! A synthetic cache workload (`--catalogue`) and what the model says a cache should have
+//! achieved for it.
+
+use serde::{Deserialize, Serialize};
+
+/// The catalogue requests were drawn from: enough to draw the same requests again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogueRecord {
+    /// Objects asked again and again (one-hit wonders on top).
+    pub objects: u64,
+    /// The popularity law, e.g. `"zipf:0.8"`, `"uniform"`, `"hot:10%:90%"`.
+    pub popularity: String,
+    /// The object-size law, e.g. `"4k"`, `"1k-64k"`, `"lognormal:16k:1"`, `"file:sizes.txt"`.
+    pub object_size: String,
+    /// The origin's max-age for each object, seconds, `[min, max]` (absent: none sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_s: Option<[u64; 2]>,
+    /// Share of requests for objects asked once, 0 to 1.
+    pub one_hit_wonders: f64,
+    /// Virtual hosts the objects are spread over (1: the attack's Host).
+    pub hosts: u32,
+    /// The seed of every object's size and TTL and of every worker's draws.
+    pub seed: u64,
+    /// Bytes of every object that is asked again.
+    pub total_bytes: u64,
+}
+
+/// What a cache should have achieved for the catalogue over the measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CacheModelRecord {
+    /// The capacity modelled (`--cache-size`), e.g. `"64M"` or `"5000 objects"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<String>,
+    /// Hit ratio of an LRU cache of that capacity once warm (Che's approximation, the
+    /// origin's TTLs folded in), 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_hit_ratio: Option<f64>,
+    /// That LRU's characteristic time, seconds: how long an object stays after its last
+    /// request (absent when the whole catalogue fits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_characteristic_time_s: Option<f64>,
+    /// The most any cache could hit in the window if it was empty when the attack started
+    /// (every object's first request misses), 0 to 1.
+    pub cold_bound: f64,
+    /// The most any cache can hit once warm when objects expire at the origin's max-age.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_bound: Option<f64>,
+    /// Requests a second the model assumed (the window's).
+    pub rate_per_s: f64,
+    /// Requests sent before the window (warm-up), which the cold bound counts as warming.
+    pub requests_before: u64,
+    /// Requests in the window.
+    pub requests_window: u64,
+}
