@@ -30,6 +30,7 @@ pub mod compare;
 mod latency;
 pub mod merge;
 mod metric;
+pub mod purge;
 pub mod render;
 pub mod selfcheck;
 pub mod slo;

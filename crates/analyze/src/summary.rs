@@ -93,6 +93,10 @@ pub struct Summary {
     pub catalogue: Option<vload_schema::CatalogueRecord>,
     /// What the model says a cache should have hit for it.
     pub cache_model: Option<vload_schema::CacheModelRecord>,
+    /// Purges sent beside the load.
+    pub purges: Option<vload_schema::PurgeRecord>,
+    /// What each burst of purges did.
+    pub purge_effects: Vec<crate::purge::PurgeEffect>,
     /// Client health and verdict.
     pub health: ClientHealth,
     /// The run was stopped early.
@@ -336,6 +340,8 @@ impl Summary {
             targets: run.plan.targets.clone(),
             catalogue: run.plan.catalogue.clone(),
             cache_model: run.cache_model.clone(),
+            purges: run.purges.clone(),
+            purge_effects: crate::purge::effects(run),
             health: run.client_health.clone(),
             interrupted: run.interrupted,
             server: ServerSummary::of(run),

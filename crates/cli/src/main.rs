@@ -13,6 +13,7 @@ mod output;
 mod paint;
 mod parse;
 mod progress;
+mod purge;
 mod server;
 mod signals;
 mod stable;

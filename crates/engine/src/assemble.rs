@@ -73,6 +73,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         intervals: c.intervals,
         server: None,
         cache_model: None,
+        purges: None,
     };
     if let Some(catalogue) = &plan.catalogue {
         run.cache_model = Some(vload_cache::model_record(

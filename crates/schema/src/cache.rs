@@ -52,3 +52,35 @@ pub struct CacheModelRecord {
     /// Requests in the window.
     pub requests_window: u64,
 }
+
+/// Purges sent beside the load (`--purge-every`), burst by burst, kept apart from the
+/// load's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PurgeRecord {
+    /// The method of each purge request, e.g. `"PURGE"` or `"BAN"`.
+    pub method: String,
+    /// An extra header of each purge request, `Name: value`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// Seconds between bursts.
+    pub every_s: f64,
+    /// Objects purged a burst: the most popular of the catalogue.
+    pub objects: u64,
+    /// The bursts, in time order.
+    pub bursts: Vec<PurgeBurst>,
+}
+
+/// One burst of purges.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PurgeBurst {
+    /// When it began, seconds from the attack's start (warm-up included).
+    pub at_s: f64,
+    /// How long it took, seconds.
+    pub took_s: f64,
+    /// Purge requests sent.
+    pub sent: u64,
+    /// Their responses by status code.
+    pub status_codes: std::collections::BTreeMap<u16, u64>,
+    /// Purge requests that got no response (connect failed, reset, timeout).
+    pub errors: u64,
+}

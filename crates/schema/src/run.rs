@@ -49,6 +49,9 @@ pub struct RunFile {
     /// What a cache should have achieved for a `--catalogue` workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_model: Option<crate::CacheModelRecord>,
+    /// Purges sent beside the load (`--purge-every`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purges: Option<crate::PurgeRecord>,
     /// A rate plan's stages, or a sweep's steps, each with its own summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,

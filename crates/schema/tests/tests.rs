@@ -171,6 +171,7 @@ mod golden {
             }],
             server: None,
             cache_model: None,
+            purges: None,
             stages: Vec::new(),
             sweep: None,
             arrivals: None,

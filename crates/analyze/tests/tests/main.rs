@@ -4,6 +4,7 @@ mod formats;
 mod merge;
 mod order;
 mod plot;
+mod purges;
 mod selfcheck;
 mod server;
 mod sweeps;

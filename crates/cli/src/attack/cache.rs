@@ -33,6 +33,19 @@ pub(crate) struct CacheArgs {
     /// LRU of that size should hit (default: only the bounds of any cache).
     #[arg(long, value_name = "SIZE", requires = "catalogue")]
     pub(crate) cache_size: Option<String>,
+    /// Purge the catalogue's most popular objects in a burst this often, from the end of the
+    /// warm-up on, on a connection of their own (default: no purges).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "catalogue")]
+    pub(crate) purge_every: Option<std::time::Duration>,
+    /// Objects purged a burst, the most popular first (default: 10).
+    #[arg(long, value_name = "N", requires = "purge_every")]
+    pub(crate) purge_objects: Option<u64>,
+    /// The method of a purge request, e.g. BAN (default: PURGE).
+    #[arg(long, value_name = "METHOD", requires = "purge_every")]
+    pub(crate) purge_method: Option<String>,
+    /// A header added to every purge request, e.g. 'X-Purge-Key: secret' (default: none).
+    #[arg(long, value_name = "NAME: VALUE", requires = "purge_every")]
+    pub(crate) purge_header: Option<String>,
 }
 
 impl CacheArgs {
@@ -80,6 +93,43 @@ impl CacheArgs {
             .transpose()
             .map_err(|e| anyhow::anyhow!("--cache-size {e}"))?;
         Ok(Some((catalogue, capacity)))
+    }
+}
+
+impl CacheArgs {
+    /// The purge bursts asked for, checked against the URL's scheme.
+    pub(crate) fn purges(&self, https: bool) -> anyhow::Result<Option<crate::purge::PurgeSpec>> {
+        let Some(every) = self.purge_every else {
+            return Ok(None);
+        };
+        if https {
+            bail!("--purge-every sends plain HTTP/1.1: purge through an http:// URL of the cache");
+        }
+        if every < std::time::Duration::from_secs(1) || every.subsec_nanos() != 0 {
+            bail!(
+                "--purge-every {}: give whole seconds, 1s or more (bursts begin on a second's boundary)",
+                humantime::format_duration(every)
+            );
+        }
+        let method = self.purge_method.clone().unwrap_or_else(|| "PURGE".into());
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+            bail!("--purge-method '{method}' is not a method: expected letters, e.g. PURGE or BAN");
+        }
+        if let Some(h) = &self.purge_header {
+            let valid = h.split_once(':').is_some_and(|(name, value)| {
+                http::HeaderName::from_bytes(name.trim().as_bytes()).is_ok()
+                    && http::HeaderValue::from_str(value.trim()).is_ok()
+            });
+            if !valid {
+                bail!("--purge-header '{h}' is not a header: expected 'Name: value'");
+            }
+        }
+        Ok(Some(crate::purge::PurgeSpec {
+            every,
+            objects: self.purge_objects.unwrap_or(10).max(1),
+            method,
+            header: self.purge_header.clone(),
+        }))
     }
 }
 

@@ -156,13 +156,22 @@ impl Session {
             .until_stable
             .zip(args.load.max_duration)
             .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
+        let spec = args.cache.purges(plan.tls.is_some())?;
+        let mut purger = crate::purge::Purger::start(spec.as_ref(), &plan);
         let result = vload_engine::run(
             plan,
-            &mut Observers(&mut progress, &mut watch, stable.as_mut(), metrics),
+            &mut Observers(
+                &mut progress,
+                &mut watch,
+                stable.as_mut(),
+                metrics,
+                purger.as_mut(),
+            ),
             &self.interrupt,
         );
         progress.clear();
         let mut run = result?;
+        run.purges = purger.map(crate::purge::Purger::finish);
         watch.finish(&mut run);
         run.until_stable = stable.map(|s| s.record());
         Ok(run)
@@ -211,6 +220,7 @@ struct Observers<'a>(
     &'a mut ServerWatch,
     Option<&'a mut StableWatch>,
     Option<&'a mut crate::metrics::Metrics>,
+    Option<&'a mut crate::purge::Purger>,
 );
 
 impl Observer for Observers<'_> {
@@ -242,6 +252,9 @@ impl Observer for Observers<'_> {
         }
         if let Some(metrics) = &mut self.3 {
             metrics.on_record(interval);
+        }
+        if let Some(purger) = &mut self.4 {
+            purger.on_record(interval);
         }
     }
 }

@@ -2,6 +2,7 @@
 mod analysis;
 mod attack;
 mod bad_input;
+mod catalogue;
 mod ci;
 mod edges;
 mod metrics;

@@ -107,3 +107,67 @@ fn a_zipf_catalogue_hits_what_an_lru_of_varnishs_size_would() {
     assert!(text.contains("Cache model"), "{text}");
     assert!(text.contains("LRU of 8M"), "{text}");
 }
+
+#[test]
+fn ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand() {
+    if !have_varnish("ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand") {
+        return;
+    }
+    let _serial = serial();
+    // 100 objects fit the cache: after the warm-up every request hits, but for the purged.
+    let stack = Stack::start("catalogue.vcl");
+    let out = stack.dir.join("purges.json");
+    let report = vload(&[
+        "attack",
+        "--catalogue",
+        "100",
+        "-r",
+        "2000",
+        "--warmup",
+        "3s",
+        "-d",
+        "10s",
+        "--purge-every",
+        "3s",
+        "--server-stats",
+        &stack.server_stats(),
+        "-o",
+        out.to_str().unwrap(),
+        &stack.url(),
+    ]);
+    let run = read_run(&out);
+    let purges = run.purges.as_ref().unwrap();
+    // Bursts at 6 s, 9 s and 12 s (the last a second before the window's end at 13 s).
+    assert_eq!(purges.bursts.len(), 3, "{purges:?}");
+    for burst in &purges.bursts {
+        assert_eq!(burst.sent, 10);
+        assert_eq!(burst.status_codes.get(&200), Some(&10), "{burst:?}");
+    }
+    // Each burst empties the 10 hottest objects; Varnish coalesces the misses that follow
+    // (one fetch an object however many ask at once): about 10 fetches a burst, where a
+    // cache without coalescing would fetch once a request until the first copy is back.
+    let effects = vload_analyze::purge::effects(&run);
+    for e in &effects {
+        let extra = e.extra_misses.unwrap();
+        assert!((5.0..=20.0).contains(&extra), "{e:?}");
+        assert!(
+            e.hit_ratio_low.unwrap() < e.hit_ratio_before.unwrap(),
+            "{e:?}"
+        );
+    }
+    // The origin's count agrees: 30 purged objects fetched again, and the purges are not in
+    // the load's counts.
+    let fetched = counter(&run, "vbe_req");
+    assert!((25..=40).contains(&fetched), "{fetched} backend requests");
+    assert!(
+        run.cache.miss.abs_diff(fetched) <= 5,
+        "{} misses",
+        run.cache.miss
+    );
+    assert_eq!(run.cache.hit + run.cache.miss, run.totals.completed);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("Purges") && text.contains("extra misses"),
+        "{text}"
+    );
+}

@@ -1,7 +1,9 @@
 //! The report's cache block: vload's classification of responses, and for a catalogue
 //! workload what the model says a cache should have hit.
 
-use vload_schema::{CacheModelRecord, CatalogueRecord};
+use vload_schema::{CacheModelRecord, CatalogueRecord, PurgeRecord};
+
+use crate::purge::PurgeEffect;
 
 use super::row;
 use crate::summary::{LatencySummary, Summary};
@@ -12,6 +14,85 @@ pub(super) fn render_cache(out: &mut String, s: &Summary) {
     if let (Some(catalogue), Some(model)) = (&s.catalogue, &s.cache_model) {
         render_model(out, s, catalogue, model);
     }
+    if let Some(purges) = &s.purges {
+        render_purges(out, purges, &s.purge_effects);
+    }
+}
+
+fn render_purges(out: &mut String, p: &PurgeRecord, effects: &[PurgeEffect]) {
+    let sent: u64 = p.bursts.iter().map(|b| b.sent).sum();
+    let mut codes = std::collections::BTreeMap::new();
+    for b in &p.bursts {
+        for (code, n) in &b.status_codes {
+            *codes.entry(*code).or_insert(0u64) += n;
+        }
+    }
+    let errors: u64 = p.bursts.iter().map(|b| b.errors).sum();
+    let statuses: Vec<String> = codes
+        .iter()
+        .map(|(c, n)| format!("{c}:{}", count(*n)))
+        .collect();
+    row(
+        out,
+        "Purges",
+        "[bursts, sent, method, every]",
+        &format!(
+            "{}, {}, {}, {}  (the {} most popular objects a burst; status {}{}; not in the load's counts)",
+            count(p.bursts.len() as u64),
+            count(sent),
+            p.method,
+            seconds_text(p.every_s),
+            count(p.objects),
+            if statuses.is_empty() {
+                "none".to_owned()
+            } else {
+                statuses.join(" ")
+            },
+            if errors > 0 {
+                format!(", {} unanswered", count(errors))
+            } else {
+                String::new()
+            }
+        ),
+    );
+    let refused: u64 = codes
+        .iter()
+        .filter(|(c, _)| !(200..300).contains(*c))
+        .map(|(_, n)| n)
+        .sum();
+    if refused > 0 || errors > 0 {
+        row(
+            out,
+            "",
+            "",
+            &format!(
+                "! {} of {} purges were not answered 2xx: the cache refused or never saw them (vcl/catalogue.vcl accepts PURGE from loopback)",
+                count(refused + errors),
+                count(sent)
+            ),
+        );
+    }
+    let pct = |v: Option<f64>| v.map_or_else(|| "n/a".to_owned(), percent);
+    for e in effects {
+        row(
+            out,
+            &format!("  at {}", seconds_text(e.at_s)),
+            "[hit ratio before, low, refill]",
+            &format!(
+                "{}, {}, {}; {} extra misses (origin fetches) over the rate before",
+                pct(e.hit_ratio_before),
+                pct(e.hit_ratio_low),
+                e.refill_s
+                    .map_or_else(|| "not within the seconds seen".to_owned(), seconds_text),
+                e.extra_misses
+                    .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.0}"))
+            ),
+        );
+    }
+}
+
+fn seconds_text(s: f64) -> String {
+    format!("{s:.2} s")
 }
 
 fn render_classified(out: &mut String, s: &Summary) {
@@ -112,11 +193,16 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
             count(m.requests_before)
         ),
     );
+    let lru = if m.lru_hit_ratio.is_some() {
+        "LRU: Che's approximation, warm; "
+    } else {
+        ""
+    };
     row(
         out,
         "",
         "",
-        "LRU: Che's approximation, warm; from empty: every object's first request misses",
+        &format!("{lru}from empty: every object's first request misses"),
     );
     let classified = s.cache.hit + s.cache.miss;
     if classified > 0 {

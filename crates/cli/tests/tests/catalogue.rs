@@ -1,0 +1,140 @@
+//! `--catalogue` against the built-in origin: what is asked is what is served, the run file
+//! keeps the catalogue and its model, and bad flags are one clear line.
+
+use crate::util::{Scratch, read_run, run, serial, stderr, vload};
+
+#[test]
+fn a_catalogue_is_served_as_it_says_and_recorded_with_its_model() {
+    let _serial = serial();
+    let dir = Scratch::new("catalogue");
+    let out = |name: &str| dir.path(name);
+    let attack = |seed: &str, file: &str| {
+        run(
+            vload().args([
+                "attack",
+                "--catalogue",
+                "500",
+                "--object-size",
+                "4k",
+                "--ttl",
+                "1m-10m",
+                "--one-hit-wonders",
+                "5%",
+                "--vhosts",
+                "3",
+                "--cache-size",
+                "100obj",
+                "--seed",
+                seed,
+                "-n",
+                "2000",
+                "-c",
+                "4",
+                "--no-progress",
+                "--quiet",
+                "-o",
+                out(file).to_str().unwrap(),
+            ]),
+            0,
+        )
+    };
+    attack("7", "a.json");
+    attack("7", "b.json");
+    attack("8", "c.json");
+    let (a, b, c) = (
+        read_run(&out("a.json")),
+        read_run(&out("b.json")),
+        read_run(&out("c.json")),
+    );
+    // The built-in origin served every object at the size its path asked.
+    assert_eq!(a.totals.completed, 2_000);
+    assert_eq!(a.totals.bytes_in, 2_000 * 4096);
+    let catalogue = a.plan.catalogue.as_ref().unwrap();
+    assert_eq!(
+        (
+            catalogue.objects,
+            catalogue.hosts,
+            catalogue.ttl_s,
+            catalogue.seed
+        ),
+        (500, 3, Some([60, 600]), 7)
+    );
+    assert_eq!(catalogue.total_bytes, 500 * 4096);
+    let model = a.cache_model.as_ref().unwrap();
+    assert_eq!(model.capacity.as_deref(), Some("100 objects"));
+    let lru = model.lru_hit_ratio.unwrap();
+    assert!(
+        0.0 < lru && lru < model.cold_bound.max(lru + 1e-9),
+        "{model:?}"
+    );
+    assert!(model.ttl_bound.is_some());
+    // The same seed is the same workload; another seed is another.
+    assert_eq!(a.workload_hash, b.workload_hash);
+    assert_ne!(a.workload_hash, c.workload_hash);
+}
+
+#[test]
+fn bad_catalogue_flags_are_one_clear_line() {
+    for (args, needle) in [
+        (vec!["--catalogue", "0"], "--catalogue 0"),
+        (
+            vec!["--catalogue", "10", "--popularity", "pareto"],
+            "--popularity 'pareto'",
+        ),
+        (
+            vec!["--catalogue", "10", "--object-size", "64k-1k"],
+            "MIN above MAX",
+        ),
+        (vec!["--catalogue", "10", "--ttl", "soon"], "--ttl 'soon'"),
+        (
+            vec!["--catalogue", "10", "--one-hit-wonders", "100%"],
+            "below 100%",
+        ),
+        (
+            vec!["--catalogue", "10", "--cache-size", "lots"],
+            "--cache-size 'lots'",
+        ),
+        (
+            vec!["--catalogue", "10", "--purge-every", "500ms"],
+            "whole seconds",
+        ),
+        (
+            vec![
+                "--catalogue",
+                "10",
+                "--purge-every",
+                "2s",
+                "--purge-method",
+                "P U",
+            ],
+            "is not a method",
+        ),
+        (
+            vec![
+                "--catalogue",
+                "10",
+                "--purge-every",
+                "2s",
+                "--purge-header",
+                "nocolon",
+            ],
+            "is not a header",
+        ),
+        (vec!["--ttl", "60"], "--catalogue"),
+    ] {
+        let mut all = vec!["attack"];
+        all.extend(&args);
+        all.push("http://127.0.0.1:1/");
+        let o = run(vload().args(&all), 2);
+        let err: Vec<String> = stderr(&o)
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("vload: attacking"))
+            .map(str::to_owned)
+            .collect();
+        assert!(err.iter().any(|l| l.contains(needle)), "{args:?}: {err:?}");
+        assert!(
+            err.len() == 1 || err[0].starts_with("error: the following required"),
+            "{args:?}: {err:?}"
+        );
+    }
+}
