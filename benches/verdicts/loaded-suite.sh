@@ -35,7 +35,7 @@ for i in $(seq "$runs"); do
     rc=0
     cargo test --workspace --no-fail-fast >"$work/run-$i.log" 2>&1 || rc=$?
     secs=$(($(date +%s) - start))
-    loads=$(sort -n "$work/load" | sed -n '1p;$p' | paste -sd' ')
+    loads=$(tr -d '\0' <"$work/load" | { grep . || true; } | sort -n | sed -n '1p;$p' | paste -sd' ')
     echo "run $i: exit $rc, ${secs} s, load average min/max ${loads:-n/a}"
     grep -E '^test .* FAILED$|^    [a-z_:]+$' "$work/run-$i.log" | sort -u | sed 's/^/  /' || true
     [[ $rc -eq 0 ]] || failed=$((failed + 1))
