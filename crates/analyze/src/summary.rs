@@ -93,6 +93,10 @@ pub struct Summary {
     pub catalogue: Option<vload_schema::CatalogueRecord>,
     /// What the model says a cache should have hit for it.
     pub cache_model: Option<vload_schema::CacheModelRecord>,
+    /// The hit ratio of an LRU holding as many objects as Varnish held at the window's end
+    /// (its `n_object`), warm: (objects, hit ratio). Varnish's own storage overhead is then
+    /// out of the comparison, and what is left is how far its LRU is from an exact one.
+    pub lru_of_held: Option<(u64, f64)>,
     /// Purges sent beside the load.
     pub purges: Option<vload_schema::PurgeRecord>,
     /// What each burst of purges did.
@@ -340,6 +344,7 @@ impl Summary {
             targets: run.plan.targets.clone(),
             catalogue: run.plan.catalogue.clone(),
             cache_model: run.cache_model.clone(),
+            lru_of_held: lru_of_held(run),
             purges: run.purges.clone(),
             purge_effects: crate::purge::effects(run),
             health: run.client_health.clone(),
@@ -447,4 +452,26 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
         p.threads,
         if p.threads == 1 { "" } else { "s" }
     )
+}
+
+/// An LRU of Varnish's `n_object` for a `--catalogue` run with Varnish's counters.
+fn lru_of_held(run: &RunFile) -> Option<(u64, f64)> {
+    let model = run.cache_model.as_ref()?;
+    let held = *run
+        .server
+        .as_ref()?
+        .varnish
+        .as_ref()?
+        .gauges
+        .get("n_object")?;
+    let catalogue = vload_cache::Catalogue::from_record(run.plan.catalogue.as_ref()?).ok()?;
+    let load = vload_cache::model::Load {
+        catalogue: &catalogue,
+        rate_per_s: model.rate_per_s,
+        before: model.requests_before,
+        window: model.requests_window,
+    };
+    let prediction =
+        vload_cache::model::predict(load, Some(vload_cache::Capacity::Objects(held.max(1))));
+    Some((held, prediction.lru?.0))
 }

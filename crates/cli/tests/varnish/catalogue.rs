@@ -106,6 +106,7 @@ fn a_zipf_catalogue_hits_what_an_lru_of_varnishs_size_would() {
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(text.contains("Cache model"), "{text}");
     assert!(text.contains("LRU of 8M"), "{text}");
+    assert!(text.contains("objects Varnish held"), "{text}");
 }
 
 #[test]

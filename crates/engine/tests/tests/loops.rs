@@ -48,7 +48,8 @@ on_both_drivers! {
         // at the window's end), or was still waiting for a connection at the end.
         assert!(t.sent + t.unsent <= t.intended, "{t:?}");
         assert!(t.intended <= t.sent + t.unsent + t.backlog, "{t:?}");
-        assert!(t.unsent <= 10, "{t:?}");
+        // A quiet machine leaves none unsent; beside stress-ng at load 16, 26 of 8,000.
+        assert!(t.unsent <= 80, "{t:?}");
         assert_eq!(t.errors.len(), 0, "{:?}", t.errors);
         assert_eq!(run.latency.primary, LatencyKind::Response);
         let response = run.latency.response.as_ref().unwrap();

@@ -51,6 +51,7 @@ pub fn render(s: &Summary) -> String {
         "client health".into(),
         super::text::health_headline(&s.health),
     ]);
+    cache_rows(&mut rows, s);
     if let Some(server) = &s.server {
         if let Some(v) = &server.varnish {
             for name in ["client_req", "cache_hit", "cache_miss", "sess_conn"] {
@@ -140,5 +141,39 @@ fn stages(out: &mut String, s: &Summary) {
     out.push_str(&table::markdown(&rows));
     if let Some(sweep) = &s.sweep {
         out.push_str(&format!("\n**Sweep:** {}\n", sweep.summary));
+    }
+}
+
+/// The cache model's figures and each purge burst's effect.
+fn cache_rows(rows: &mut Vec<Vec<String>>, s: &Summary) {
+    if let Some(m) = &s.cache_model {
+        if let (Some(capacity), Some(lru)) = (&m.capacity, m.lru_hit_ratio) {
+            rows.push(vec![
+                format!("model: LRU of {capacity}, warm"),
+                percent(lru),
+            ]);
+        }
+        if let Some((held, lru)) = s.lru_of_held {
+            rows.push(vec![
+                format!("model: LRU of the {} objects Varnish held", count(held)),
+                percent(lru),
+            ]);
+        }
+        rows.push(vec![
+            "model: any cache from empty".into(),
+            percent(m.cold_bound),
+        ]);
+    }
+    for e in &s.purge_effects {
+        rows.push(vec![
+            format!("purge burst at {}", seconds(e.at_s)),
+            format!(
+                "{} sent, {} 2xx; {} extra misses",
+                count(e.sent),
+                count(e.ok),
+                e.extra_misses
+                    .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.0}"))
+            ),
+        ]);
     }
 }

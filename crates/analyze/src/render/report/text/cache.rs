@@ -204,6 +204,17 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
         "",
         &format!("{lru}from empty: every object's first request misses"),
     );
+    if let Some((held, ratio)) = s.lru_of_held {
+        row(
+            out,
+            "",
+            &format!("[LRU of the {} objects Varnish held]", count(held)),
+            &format!(
+                "{}  (its n_object: Varnish's per-object overhead left out)",
+                percent(ratio)
+            ),
+        );
+    }
     let classified = s.cache.hit + s.cache.miss;
     if classified > 0 {
         let measured = s.cache.hit as f64 / classified as f64;
