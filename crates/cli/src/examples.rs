@@ -11,7 +11,8 @@ Examples:
   vload attack -r 10k -d 30s --warmup 5s -o a.json http://127.0.0.1:8080/
   vload attack -r 5k -d 1m --fail-if 'p99>10ms,errors>0.1%' http://127.0.0.1:8080/
   vload attack --http2 -c 4 --streams 10 -n 100000 http://127.0.0.1:8080/
-  vload attack --shard 0/2 --start-at +30s -r 20k -d 1m -o shard-0.json http://127.0.0.1:8080/";
+  vload attack --shard 0/2 --start-at +30s -r 20k -d 1m -o shard-0.json http://127.0.0.1:8080/
+  vload attack --catalogue 50000 --popularity zipf:0.9 --cache-size 64M --warmup 30s http://127.0.0.1:6081/";
 
 /// `vload sweep --help`.
 pub(crate) const SWEEP: &str = "\
