@@ -138,10 +138,12 @@ impl Clock {
 
     /// Resolves when the run is told something (the tokio driver's wake-up for it).
     pub(super) async fn told(&mut self) {
-        if self.interrupt.changed().await.is_err() {
-            // Nobody can end the run once the sender is gone: read as an interrupt.
-            self.fresh = true;
-        }
+        // `changed` marks the news seen, so `read_interrupt` must be told to read it: without
+        // this, an interrupt or an ended window that woke the loop was never acted on (a
+        // Ctrl-C of a run with target files, TLS or HTTP/2 waited for the planned end).
+        // When the sender is gone, reading the value gives an interrupt.
+        let _ = self.interrupt.changed().await;
+        self.fresh = true;
     }
 
     fn read_interrupt(&mut self, worker: &Worker, driver: &mut dyn Dispatcher) {
