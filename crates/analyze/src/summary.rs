@@ -97,6 +97,8 @@ pub struct Summary {
     /// (its `n_object`), warm: (objects, hit ratio). Varnish's own storage overhead is then
     /// out of the comparison, and what is left is how far its LRU is from an exact one.
     pub lru_of_held: Option<(u64, f64)>,
+    /// The warm-up run before the attack, until the cache was warm.
+    pub warmed: Option<vload_schema::WarmRecord>,
     /// Purges sent beside the load.
     pub purges: Option<vload_schema::PurgeRecord>,
     /// What each burst of purges did.
@@ -345,6 +347,7 @@ impl Summary {
             catalogue: run.plan.catalogue.clone(),
             cache_model: run.cache_model.clone(),
             lru_of_held: lru_of_held(run),
+            warmed: run.warmed.clone(),
             purges: run.purges.clone(),
             purge_effects: crate::purge::effects(run),
             health: run.client_health.clone(),

@@ -27,8 +27,8 @@ impl Catalogue {
 }
 
 /// What the model says a cache of `capacity` should have achieved in `run`'s measured
-/// window: requests before it (the warm-up) warm the cache, the window's rate drives the
-/// TTLs.
+/// window: requests before it (its warm-up, and a warm-up run before it, `run.warmed`) warm
+/// the cache, the window's rate drives the TTLs.
 pub fn model_record(
     catalogue: &Catalogue,
     capacity: Option<Capacity>,
@@ -39,7 +39,8 @@ pub fn model_record(
         .iter()
         .filter(|i| i.warmup)
         .map(|i| i.sent)
-        .sum();
+        .sum::<u64>()
+        + run.warmed.as_ref().map_or(0, |w| w.requests);
     let window = run.totals.sent;
     let rate = if run.window.measured_s > 0.0 {
         window as f64 / run.window.measured_s

@@ -18,6 +18,7 @@ mod server;
 mod signals;
 mod stable;
 mod sweep;
+mod warm;
 
 use std::io::Write;
 use std::process::ExitCode;

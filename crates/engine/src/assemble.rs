@@ -74,6 +74,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         server: None,
         cache_model: None,
         purges: None,
+        warmed: None,
     };
     if let Some(catalogue) = &plan.catalogue {
         run.cache_model = Some(vload_cache::model_record(

@@ -84,3 +84,22 @@ pub struct PurgeBurst {
     /// Purge requests that got no response (connect failed, reset, timeout).
     pub errors: u64,
 }
+
+/// A warm-up run until the cache was warm (`--warmup-until hit-ratio`), before the attack
+/// this file measures: a run of its own, whose seconds are not in this file's intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmRecord {
+    /// What ended it: `"hit-ratio"` (its last 5 seconds held still).
+    pub until: String,
+    /// True when the rule was met; false when `max_s` ran out first.
+    pub reached: bool,
+    /// How long it ran, seconds.
+    pub seconds: f64,
+    /// The longest it could run (`--warmup-max`), seconds.
+    pub max_s: f64,
+    /// Requests it sent.
+    pub requests: u64,
+    /// The hit ratio over its last 5 seconds, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_ratio: Option<f64>,
+}

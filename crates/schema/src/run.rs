@@ -49,6 +49,9 @@ pub struct RunFile {
     /// What a cache should have achieved for a `--catalogue` workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_model: Option<crate::CacheModelRecord>,
+    /// The warm-up run before this attack, until the cache was warm (`--warmup-until`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmed: Option<crate::WarmRecord>,
     /// Purges sent beside the load (`--purge-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purges: Option<crate::PurgeRecord>,

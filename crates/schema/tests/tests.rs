@@ -172,6 +172,7 @@ mod golden {
             server: None,
             cache_model: None,
             purges: None,
+            warmed: None,
             stages: Vec::new(),
             sweep: None,
             arrivals: None,

@@ -43,6 +43,13 @@ pub(crate) struct CacheArgs {
     /// The method of a purge request, e.g. BAN (default: PURGE).
     #[arg(long, value_name = "METHOD", requires = "purge_every")]
     pub(crate) purge_method: Option<String>,
+    /// Before the attack, warm the cache with the same load until its hit ratio holds still
+    /// (the last 5 s each within a point, no longer rising): hit-ratio (default: only --warmup).
+    #[arg(long, value_name = "RULE", value_parser = ["hit-ratio"])]
+    pub(crate) warmup_until: Option<String>,
+    /// The longest --warmup-until may warm, e.g. 2m (default: 5m).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "warmup_until")]
+    pub(crate) warmup_max: Option<std::time::Duration>,
     /// A header added to every purge request, e.g. 'X-Purge-Key: secret' (default: none).
     #[arg(long, value_name = "NAME: VALUE", requires = "purge_every")]
     pub(crate) purge_header: Option<String>,

@@ -6,6 +6,7 @@ pub(crate) mod flags;
 pub(crate) mod targets;
 
 use std::io::IsTerminal as _;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use vload_engine::{AttackPlan, Interrupt, Observer, Progress};
@@ -156,6 +157,18 @@ impl Session {
             .until_stable
             .zip(args.load.max_duration)
             .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
+        let warmed = match &args.cache.warmup_until {
+            Some(_) => {
+                let max = args.cache.warmup_max.unwrap_or(Duration::from_secs(300));
+                Some(crate::warm::warm_up(
+                    &plan,
+                    max,
+                    &self.interrupt,
+                    args.output.quiet,
+                )?)
+            }
+            None => None,
+        };
         let spec = args.cache.purges(plan.tls.is_some())?;
         let mut purger = crate::purge::Purger::start(spec.as_ref(), &plan);
         let result = vload_engine::run(
@@ -172,6 +185,11 @@ impl Session {
         progress.clear();
         let mut run = result?;
         run.purges = purger.map(crate::purge::Purger::finish);
+        if let Some(warmed) = warmed {
+            run.warmed = Some(warmed);
+            // The warm-up run's requests warmed the cache too: the model counts them.
+            run.cache_model = vload_cache::remodel(&run).or(run.cache_model);
+        }
         watch.finish(&mut run);
         run.until_stable = stable.map(|s| s.record());
         Ok(run)

@@ -138,3 +138,30 @@ fn bad_catalogue_flags_are_one_clear_line() {
         );
     }
 }
+
+#[test]
+fn a_warm_up_until_warm_refuses_a_server_that_never_says_hit_or_miss() {
+    let _serial = serial();
+    // The built-in origin sends no cache headers: after 5 s the warm-up says why it cannot
+    // settle, in one line, and nothing is measured.
+    let o = run(
+        vload().args([
+            "attack",
+            "--catalogue",
+            "100",
+            "--warmup-until",
+            "hit-ratio",
+            "-d",
+            "1s",
+            "--no-progress",
+        ]),
+        2,
+    );
+    let err = stderr(&o);
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("said hit or miss") && errors[0].contains("--warmup"),
+        "{err}"
+    );
+}

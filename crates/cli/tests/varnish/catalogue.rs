@@ -172,3 +172,52 @@ fn ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand() {
         "{text}"
     );
 }
+
+#[test]
+fn a_warm_up_until_the_hit_ratio_holds_still_ends_when_warm() {
+    if !have_varnish("a_warm_up_until_the_hit_ratio_holds_still_ends_when_warm") {
+        return;
+    }
+    let _serial = serial();
+    let stack = Stack::start("catalogue.vcl");
+    let out = stack.dir.join("warm.json");
+    let report = vload(&[
+        "attack",
+        "--catalogue",
+        "2000",
+        "--warmup-until",
+        "hit-ratio",
+        "--warmup-max",
+        "90s",
+        "-c",
+        "4",
+        "-d",
+        "3s",
+        "-o",
+        out.to_str().unwrap(),
+        &stack.url(),
+    ]);
+    let run = read_run(&out);
+    let warmed = run.warmed.as_ref().unwrap();
+    // 2,000 objects fit: the hit ratio climbs to nearly all hits and holds there, which takes
+    // 10 s at least (5 still seconds after 5 others), and far less than the 90 s allowed.
+    assert!(warmed.reached, "{warmed:?}");
+    assert!((10.0..60.0).contains(&warmed.seconds), "{warmed:?}");
+    let warm_ratio = warmed.hit_ratio.unwrap();
+    assert!(warm_ratio > 0.95, "{warmed:?}");
+    // The attack measured a warm cache, and the model counts the warm-up run's requests.
+    let measured = run.cache.hit as f64 / (run.cache.hit + run.cache.miss) as f64;
+    assert!(
+        measured >= warm_ratio - 0.02,
+        "measured {measured}, warm {warm_ratio}"
+    );
+    assert_eq!(
+        run.cache_model.as_ref().unwrap().requests_before,
+        warmed.requests
+    );
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        text.contains("Warm-up run") && text.contains("held still"),
+        "{text}"
+    );
+}

@@ -1,7 +1,7 @@
 //! The report's cache block: vload's classification of responses, and for a catalogue
 //! workload what the model says a cache should have hit.
 
-use vload_schema::{CacheModelRecord, CatalogueRecord, PurgeRecord};
+use vload_schema::{CacheModelRecord, CatalogueRecord, PurgeRecord, WarmRecord};
 
 use crate::purge::PurgeEffect;
 
@@ -10,6 +10,15 @@ use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate};
 
 pub(super) fn render_cache(out: &mut String, s: &Summary) {
+    if let Some(w) = &s.warmed {
+        let sign = if w.reached { "" } else { "! " };
+        row(
+            out,
+            "Warm-up run",
+            "[until the hit ratio held still]",
+            &format!("{sign}{}", warmed_line(w)),
+        );
+    }
     render_classified(out, s);
     if let (Some(catalogue), Some(model)) = (&s.catalogue, &s.cache_model) {
         render_model(out, s, catalogue, model);
@@ -93,6 +102,24 @@ fn render_purges(out: &mut String, p: &PurgeRecord, effects: &[PurgeEffect]) {
 
 fn seconds_text(s: f64) -> String {
     format!("{s:.2} s")
+}
+
+/// One line on a warm-up run until warm, for the report and vload's own status line.
+pub fn warmed_line(w: &WarmRecord) -> String {
+    let ratio = w.hit_ratio.map_or_else(|| "n/a".to_owned(), percent);
+    if w.reached {
+        format!(
+            "warm after {:.0} s and {} requests: the hit ratio held still at {ratio} over the last 5 s",
+            w.seconds,
+            count(w.requests)
+        )
+    } else {
+        format!(
+            "not warm after {:.0} s (--warmup-max) and {} requests: the hit ratio was {ratio} over the last 5 s and still moving; the attack ran anyway",
+            w.seconds,
+            count(w.requests)
+        )
+    }
 }
 
 fn render_classified(out: &mut String, s: &Summary) {

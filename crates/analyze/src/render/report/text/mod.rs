@@ -12,6 +12,7 @@ mod health;
 mod server;
 
 use cache::render_cache;
+pub use cache::warmed_line;
 pub(crate) use health::health_headline;
 use health::{render_checks, render_health};
 use server::render_server;
