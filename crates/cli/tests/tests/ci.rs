@@ -344,10 +344,18 @@ fn the_progress_line_fits_a_narrow_terminal_and_is_off_in_a_pipe() {
         .filter(|l| l.starts_with("vload: progress "))
         .collect();
     assert!(lines.len() >= 2, "{err}");
-    assert!(
-        lines[0].starts_with("vload: progress 0:01/0:03") && lines[0].contains("/s of 50.0/s"),
-        "{err}"
-    );
+    assert!(lines[0].starts_with("vload: progress 0:01/0:03"), "{err}");
+    // The rate asked in each second: 50 on a quiet machine; 49 beside stress-ng at load 14,
+    // when a request due at a second's edge was counted in the next.
+    for line in &lines {
+        let asked: f64 = line
+            .split(" of ")
+            .nth(1)
+            .and_then(|rest| rest.split("/s").next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no asked rate in {line:?}"));
+        assert!((45.0..=55.0).contains(&asked), "{line}");
+    }
     assert!(!err.contains('\r') && !err.contains('█'), "{err}");
 }
 
