@@ -154,11 +154,16 @@ fn a_slowing_origin_is_not_stationary_and_a_constant_one_is() {
         let out = dir.path(&format!("constant-{i}.json"));
         attack(&constant.url(), &out);
         let run = read_run(&out);
-        for name in ["stationarity:p50", "stationarity:throughput"] {
-            let c = check(&run, name);
-            if c.verdict == CheckVerdict::Fail {
-                flagged.push(c.message.clone());
-            }
+        // Counted by run, as the claim is: one run flagged on both p50 and throughput is one
+        // (seen beside stress-ng at load 16: throughput +51% and p50 -18% in the same run).
+        let messages: Vec<String> = ["stationarity:p50", "stationarity:throughput"]
+            .iter()
+            .map(|name| check(&run, name))
+            .filter(|c| c.verdict == CheckVerdict::Fail)
+            .map(|c| c.message.clone())
+            .collect();
+        if !messages.is_empty() {
+            flagged.push(messages);
         }
     }
     assert!(flagged.len() <= 1, "a constant origin flagged: {flagged:?}");
