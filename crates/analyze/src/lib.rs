@@ -25,6 +25,7 @@
 //! A quantile is shown only with at least `10 / (1 - q)` samples (p99 needs 1,000):
 //! otherwise it is `n/a` rather than a number resting on a handful of values.
 
+pub mod breakdown;
 mod checks;
 pub mod compare;
 mod latency;

@@ -111,6 +111,8 @@ pub struct Summary {
     pub server: Option<ServerSummary>,
     /// A rate plan's stages or a sweep's steps (a sweep's in rising rate).
     pub stages: Vec<crate::staged::StageSummary>,
+    /// The window's requests by host, class, set, pass, status class and cache state.
+    pub breakdowns: Vec<crate::breakdown::BreakdownSummary>,
     /// A sweep's answer.
     pub sweep: Option<crate::staged::SweepSummary>,
     /// The run's checks of itself: arrivals, convergence, stationarity.
@@ -354,6 +356,7 @@ impl Summary {
             interrupted: run.interrupted,
             server: ServerSummary::of(run),
             stages: crate::staged::stages_of(run)?,
+            breakdowns: crate::breakdown::BreakdownSummary::of_run(run)?,
             sweep: crate::staged::sweep_of(run),
             checks: if run.checks.is_empty() {
                 crate::selfcheck::run_checks(run)?

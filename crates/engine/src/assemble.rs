@@ -27,6 +27,19 @@ pub(crate) struct RunContext {
     pub(crate) fd_limit: u64,
     pub(crate) interrupted: bool,
     pub(crate) targets: Option<TargetSummary>,
+    pub(crate) dimensions: std::sync::Arc<crate::breakdown::Dimensions>,
+}
+
+/// Every worker's breakdowns, merged.
+fn breakdowns(
+    summaries: &[WorkerSummary],
+    dims: &crate::breakdown::Dimensions,
+) -> Vec<vload_schema::Breakdown> {
+    let mut all = crate::breakdown::Breakdowns::new(&HistogramSettings::default(), dims);
+    for s in summaries {
+        all.merge(&s.breakdowns);
+    }
+    all.records(dims)
 }
 
 /// The run file of an attack.
@@ -58,9 +71,11 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
                 x_varnish: t.cache_sources[0],
                 x_cache: t.cache_sources[1],
                 age: t.cache_sources[2],
+                cache_status: t.cache_sources[3],
             },
         },
         client_health: health(plan, &c, context, end),
+        breakdowns: breakdowns(&c.summaries, &context.dimensions),
         stages: crate::staged::records(
             plan,
             c.stages,
@@ -298,6 +313,14 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         expect_status: (plan.expect_status != vload_schema::DEFAULT_EXPECTED)
             .then(|| plan.expect_status.clone()),
         catalogue: plan.catalogue.as_ref().map(vload_cache::Catalogue::record),
+        classes: plan
+            .classes
+            .iter()
+            .map(|c| vload_schema::UrlClassRecord {
+                name: c.name.clone(),
+                regex: c.pattern.as_str().to_owned(),
+            })
+            .collect(),
     }
 }
 

@@ -80,10 +80,10 @@ impl Requests {
 /// returns the status and the head's length.
 pub fn parse_response(head: &[u8]) -> Option<(u16, usize, bool)> {
     let h = crate::h1::parse_head(head, false).ok()??;
-    Some((h.status, h.len, h.cache.0 == crate::cache::CacheClass::Hit))
+    Some((h.status, h.len, h.cache.0.is_hit()))
 }
 
 /// Classifies a `HeaderMap` as the hyper path does; true for a hit.
 pub fn classify_map(headers: &http::HeaderMap) -> bool {
-    crate::cache::classify(headers).0 == crate::cache::CacheClass::Hit
+    crate::cache::classify(headers).0.is_hit()
 }

@@ -1,23 +1,77 @@
-//! Cache hit classification from response headers.
+//! Cache state classification from response headers.
 //!
-//! The evidence, in order: `X-Varnish` (two ids = hit, one id = not a hit), then
-//! `X-Cache` (the last layer's `HIT` or `MISS`/`PASS`), then `Age > 0` (hit). Without
-//! any of these a response is `Unknown`, never silently a miss. `Age: 0` is no
-//! evidence: an object cached less than a second ago is a hit with age 0.
+//! The evidence, in order: `X-Varnish` (two ids = hit, one id = not a hit), then the standard
+//! `Cache-Status` of RFC 9211 (its last member, the cache nearest the client), then
+//! `X-Cache` (the last layer's `HIT`, `MISS`, `PASS`, or nginx's `$upstream_cache_status`
+//! words), then `Age > 0` (hit). A later source refines an earlier one's hit into stale or
+//! its miss into pass, never a hit into a miss. Without any of these a response is
+//! `Unknown`, never silently a miss. `Age: 0` is no evidence: an object cached less than a
+//! second ago is a hit with age 0.
 
 use http::{HeaderMap, HeaderName, header::AGE};
 
 // Parsed once, not per response.
 static X_VARNISH: HeaderName = HeaderName::from_static("x-varnish");
 static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+static CACHE_STATUS: HeaderName = HeaderName::from_static("cache-status");
 
-/// What a response says about the cache.
+/// What a response says about the cache. `Hit` and `Stale` count as hits (served from the
+/// cache), `Miss` and `Pass` as misses (forwarded to the origin).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum CacheClass {
     Hit = 0,
     Miss = 1,
     #[default]
     Unknown = 2,
+    /// Not looked up in the cache: the server was told to pass it (`X-Cache: PASS`,
+    /// nginx's `BYPASS`, `Cache-Status` `fwd=bypass|method|request`).
+    Pass = 3,
+    /// Served from the cache past its freshness (`Cache-Status` hit with a negative `ttl`,
+    /// nginx's `STALE` and `UPDATING`).
+    Stale = 4,
+}
+
+impl CacheClass {
+    /// Every state, in the order of its index.
+    pub(crate) const ALL: [CacheClass; 5] = [
+        CacheClass::Hit,
+        CacheClass::Miss,
+        CacheClass::Unknown,
+        CacheClass::Pass,
+        CacheClass::Stale,
+    ];
+
+    /// Served from the cache.
+    pub(crate) fn is_hit(self) -> bool {
+        matches!(self, CacheClass::Hit | CacheClass::Stale)
+    }
+
+    /// Forwarded to the origin.
+    pub(crate) fn is_miss(self) -> bool {
+        matches!(self, CacheClass::Miss | CacheClass::Pass)
+    }
+
+    /// Its index among the hit, miss and unknown counts.
+    pub(crate) fn coarse(self) -> usize {
+        if self.is_hit() {
+            0
+        } else if self.is_miss() {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Its name in the run file's breakdown by cache state.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            CacheClass::Hit => "hit",
+            CacheClass::Miss => "miss",
+            CacheClass::Unknown => "unknown",
+            CacheClass::Pass => "pass",
+            CacheClass::Stale => "stale",
+        }
+    }
 }
 
 /// Which header the classification rests on.
@@ -26,53 +80,146 @@ pub(crate) enum CacheSource {
     XVarnish = 0,
     XCache = 1,
     Age = 2,
+    CacheStatus = 3,
+}
+
+/// The cache headers of one response, as the clients find them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CacheHeaders<'a> {
+    pub(crate) varnish: Option<&'a [u8]>,
+    pub(crate) status: Option<&'a [u8]>,
+    pub(crate) x_cache: Option<&'a [u8]>,
+    pub(crate) age: Option<&'a [u8]>,
 }
 
 /// Classifies one response.
 pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>) {
-    decide(
-        headers.get(&X_VARNISH).map(|v| v.as_bytes()),
-        headers.get(&X_CACHE).map(|v| v.as_bytes()),
-        headers.get(AGE).map(|v| v.as_bytes()),
-    )
+    decide(CacheHeaders {
+        varnish: headers.get(&X_VARNISH).map(|v| v.as_bytes()),
+        status: headers.get(&CACHE_STATUS).map(|v| v.as_bytes()),
+        x_cache: headers.get(&X_CACHE).map(|v| v.as_bytes()),
+        age: headers.get(AGE).map(|v| v.as_bytes()),
+    })
 }
 
-/// The cache status from the three headers that can tell it, in order of trust.
-pub(crate) fn decide(
-    varnish: Option<&[u8]>,
-    cache: Option<&[u8]>,
-    age: Option<&[u8]>,
-) -> (CacheClass, Option<CacheSource>) {
+/// The cache state from the headers that can tell it, in order of trust.
+pub(crate) fn decide(h: CacheHeaders<'_>) -> (CacheClass, Option<CacheSource>) {
     fn text(v: Option<&[u8]>) -> Option<&str> {
         v.and_then(|v| std::str::from_utf8(v).ok())
     }
-    if let Some(ids) = text(varnish) {
-        let class = match ids.split_ascii_whitespace().count() {
-            2 => CacheClass::Hit,
+    let standard = text(h.status).and_then(cache_status);
+    let x_cache = text(h.x_cache).and_then(x_cache);
+    let finer = standard.or(x_cache);
+    if let Some(ids) = text(h.varnish) {
+        let class = match (ids.split_ascii_whitespace().count(), finer) {
+            (2, Some(CacheClass::Stale)) => CacheClass::Stale,
+            (2, _) => CacheClass::Hit,
+            (_, Some(CacheClass::Pass)) => CacheClass::Pass,
             _ => CacheClass::Miss,
         };
         return (class, Some(CacheSource::XVarnish));
     }
-    if let Some(value) = text(cache) {
-        // Layered caches append: "MISS, HIT" is a hit at the layer nearest the client.
-        let last = value
-            .rsplit(',')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_uppercase();
-        if last.contains("HIT") {
-            return (CacheClass::Hit, Some(CacheSource::XCache));
-        }
-        if last.contains("MISS") || last.contains("PASS") {
-            return (CacheClass::Miss, Some(CacheSource::XCache));
-        }
+    if let Some(class) = standard {
+        return (class, Some(CacheSource::CacheStatus));
     }
-    let age = text(age).and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(class) = x_cache {
+        return (class, Some(CacheSource::XCache));
+    }
+    let age = text(h.age).and_then(|v| v.trim().parse::<u64>().ok());
     if age.is_some_and(|age| age > 0) {
         return (CacheClass::Hit, Some(CacheSource::Age));
     }
     (CacheClass::Unknown, None)
+}
+
+/// `X-Cache`: layered caches append, so the last word is the layer nearest the client
+/// ("MISS, HIT" is a hit). nginx's `$upstream_cache_status` words are understood.
+fn x_cache(value: &str) -> Option<CacheClass> {
+    let last = value
+        .rsplit(',')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_uppercase();
+    if last.contains("STALE") || last.contains("UPDATING") {
+        Some(CacheClass::Stale)
+    } else if last.contains("HIT") {
+        Some(CacheClass::Hit)
+    } else if last.contains("PASS") || last.contains("BYPASS") {
+        Some(CacheClass::Pass)
+    } else if last.contains("MISS") || last.contains("EXPIRED") || last.contains("REVALIDATED") {
+        Some(CacheClass::Miss)
+    } else {
+        None
+    }
+}
+
+/// RFC 9211 `Cache-Status`: a list whose last member is the cache nearest the client,
+/// e.g. `Origin; fwd=uri-miss; stored, CDN; hit; ttl=30`. `hit` is a hit (stale when its
+/// `ttl` is negative); `fwd=bypass|method|request` is a pass; any other `fwd` a miss. A
+/// member without either says nothing.
+fn cache_status(value: &str) -> Option<CacheClass> {
+    let last = last_member(value)?;
+    let mut hit = false;
+    let mut stale = false;
+    let mut forward = None;
+    // The first item is the cache's name; its parameters follow, each `;`-separated.
+    for param in split_outside_quotes(last, b';').skip(1) {
+        let (key, value) = match param.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (param.trim(), None),
+        };
+        match (key, value) {
+            ("hit", None | Some("?1")) => hit = true,
+            ("ttl", Some(ttl)) => stale = ttl.starts_with('-'),
+            ("fwd", Some(reason)) => forward = Some(reason.trim_matches('"')),
+            _ => {}
+        }
+    }
+    if hit {
+        return Some(if stale {
+            CacheClass::Stale
+        } else {
+            CacheClass::Hit
+        });
+    }
+    forward.map(|reason| match reason {
+        "bypass" | "method" | "request" => CacheClass::Pass,
+        _ => CacheClass::Miss,
+    })
+}
+
+/// The last non-empty `,`-separated member of a structured-field list (commas inside quoted
+/// strings do not separate).
+fn last_member(value: &str) -> Option<&str> {
+    split_outside_quotes(value, b',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .last()
+}
+
+/// `value` split at `sep` where it is not inside a quoted string (no allocation: a server
+/// may send this on every response).
+fn split_outside_quotes(value: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(value);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let (mut quoted, mut escaped) = (false, false);
+        for (i, &b) in text.as_bytes().iter().enumerate() {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' if quoted => escaped = true,
+                b'"' => quoted = !quoted,
+                _ if b == sep && !quoted => {
+                    rest = Some(&text[i + 1..]);
+                    return Some(&text[..i]);
+                }
+                _ => {}
+            }
+        }
+        rest = None;
+        Some(text)
+    })
 }
 
 #[cfg(test)]
@@ -91,7 +238,7 @@ mod tests {
     fn classifies_every_documented_case() {
         use CacheClass::*;
         use CacheSource::*;
-        let cases: [(&[(&str, &str)], _); 8] = [
+        let cases: [(&[(&str, &str)], _); 19] = [
             (&[("x-varnish", "32770")], (Miss, Some(XVarnish))),
             (&[("x-varnish", "32773 32771")], (Hit, Some(XVarnish))),
             (
@@ -103,6 +250,47 @@ mod tests {
             (&[("x-cache", "MISS, HIT")], (Hit, Some(XCache))),
             (&[("x-cache", "HIT, MISS")], (Miss, Some(XCache))),
             (&[], (Unknown, None)),
+            // nginx's $upstream_cache_status and Varnish VCLs' PASS.
+            (&[("x-cache", "PASS")], (Pass, Some(XCache))),
+            (&[("x-cache", "BYPASS")], (Pass, Some(XCache))),
+            (&[("x-cache", "STALE")], (Stale, Some(XCache))),
+            (&[("x-cache", "EXPIRED")], (Miss, Some(XCache))),
+            // X-Varnish decides hit or not; the others refine it.
+            (
+                &[("x-varnish", "32770"), ("x-cache", "PASS")],
+                (Pass, Some(XVarnish)),
+            ),
+            (
+                &[("x-varnish", "32770"), ("x-cache", "HIT")],
+                (Miss, Some(XVarnish)),
+            ),
+            // RFC 9211's examples (section 4) and layered caches: the last member counts.
+            (
+                &[("cache-status", "ExampleCache; hit")],
+                (Hit, Some(CacheStatus)),
+            ),
+            (
+                &[("cache-status", "ExampleCache; fwd=uri-miss; stored")],
+                (Miss, Some(CacheStatus)),
+            ),
+            (
+                &[("cache-status", "ExampleCache; hit; ttl=-412")],
+                (Stale, Some(CacheStatus)),
+            ),
+            (
+                &[(
+                    "cache-status",
+                    "Origin; hit, CDN; fwd=bypass; detail=\"a, b\"",
+                )],
+                (Pass, Some(CacheStatus)),
+            ),
+            (
+                &[(
+                    "cache-status",
+                    "OriginCache; fwd=uri-miss, CDN; hit; ttl=30",
+                )],
+                (Hit, Some(CacheStatus)),
+            ),
         ];
         for (pairs, expected) in cases {
             assert_eq!(classify(&headers(pairs)), expected, "{pairs:?}");

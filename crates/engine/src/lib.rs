@@ -63,6 +63,7 @@ mod arrivals;
 mod assemble;
 #[doc(hidden)]
 pub mod bench;
+mod breakdown;
 mod cache;
 mod collect;
 mod conn;
@@ -88,6 +89,7 @@ mod tls;
 pub mod url;
 mod worker;
 
+pub use breakdown::{UNCLASSIFIED, UrlClass};
 pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
 pub use plan::{Arrival, AttackPlan, Client, Driver, Load, Protocol, RequestTemplate, Shard, Stop};

@@ -107,6 +107,8 @@ pub struct AttackPlan {
     pub targets: Option<crate::TargetPlan>,
     /// A synthetic cache workload to draw requests from, instead of target files.
     pub catalogue: Option<vload_cache::Catalogue>,
+    /// URL classes a breakdown groups requests by (`--class NAME=REGEX`), first match wins.
+    pub classes: Vec<crate::UrlClass>,
     /// The cache capacity the run file's model is for (`--cache-size`).
     pub cache_capacity: Option<vload_cache::Capacity>,
     /// Close and reopen every connection after this many requests (1 = no keep-alive).
@@ -243,6 +245,7 @@ impl AttackPlan {
             hlog: None,
             targets: None,
             catalogue: None,
+            classes: Vec::new(),
             cache_capacity: None,
             requests_per_connection: None,
             connect_to_set: false,

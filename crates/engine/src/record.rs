@@ -181,7 +181,7 @@ pub(crate) struct IntervalStats {
     /// Open loop: requests that fell due with every connection vload may open in use.
     pub(crate) capped: u64,
     pub(crate) cache: [u64; 3],
-    pub(crate) cache_sources: [u64; 3],
+    pub(crate) cache_sources: [u64; 4],
     pub(crate) response: Distribution,
     pub(crate) service: Distribution,
     pub(crate) dispatch_lag: Distribution,
@@ -301,7 +301,7 @@ impl IntervalStats {
             queued: 0,
             capped: 0,
             cache: [0; 3],
-            cache_sources: [0; 3],
+            cache_sources: [0; 4],
             response: d.fresh(),
             service: d.fresh(),
             dispatch_lag: d.fresh(),
@@ -417,7 +417,7 @@ impl IntervalStats {
 
     #[inline]
     pub(crate) fn count_cache(&mut self, class: CacheClass, source: Option<CacheSource>) {
-        self.cache[class as usize] += 1;
+        self.cache[class.coarse()] += 1;
         if let Some(source) = source {
             self.cache_sources[source as usize] += 1;
         }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use vload_schema::RunFile;
 
 use crate::assemble::{RunContext, assemble};
+use crate::breakdown::Dimensions;
 use crate::collect::{CollectSetup, Collected, collect};
 use crate::env::FD_MARGIN;
 use crate::error::EngineError;
@@ -50,6 +51,7 @@ pub fn run(
         fd_limit: attack.fd_limit,
         interrupted: interrupt.is_triggered(),
         targets: attack.targets,
+        dimensions: attack.dimensions,
     };
     Ok(assemble(&attack.plan, collected, &context))
 }
@@ -83,6 +85,8 @@ struct Attack {
         rustls::pki_types::ServerName<'static>,
     )>,
     hlog: Option<(File, PathBuf)>,
+    /// The breakdowns' dimensions by target and their names.
+    dimensions: Arc<Dimensions>,
 }
 
 fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
@@ -125,8 +129,10 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
         None => None,
     };
     let (t0, started_at) = start_time(plan.start_at);
+    let dimensions = Arc::new(Dimensions::new(&plan, targets.as_ref()));
     Ok(Attack {
         plan: Arc::new(plan),
+        dimensions,
         targets,
         threads,
         passes,
@@ -313,6 +319,7 @@ impl Attack {
             },
             schedule: schedule_for(plan, self.t0, global, workers),
             targets,
+            dimensions: self.dimensions.clone(),
             tls: self.tls.clone(),
             to_collector: tx.clone(),
             interrupt: interrupt.subscribe(),

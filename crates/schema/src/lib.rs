@@ -63,8 +63,15 @@
 //!   `queue_wait`, each a
 //!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).
-//! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`)
-//!   ([`CacheCounts`]).
+//! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`, and
+//!   when used `cache_status`, RFC 9211's header) ([`CacheCounts`]).
+//! - `breakdowns`: the measured window's requests grouped `by` `host`, `class`, `set`,
+//!   `pass`, `status` or `cache` (state: `hit`, `stale`, `miss`, `pass`, `unknown`), each
+//!   with `folded` (names beyond [`GROUP_LIMIT`], in `(other)`) and `groups`, each with
+//!   `name`, `requests`, `errors`, `status_classes`, `cache` (`hit`, `stale`, `miss`,
+//!   `pass`, `unknown`), `bytes_in` and `latency` (the primary kind's histogram and
+//!   moments). Each breakdown is a partition: its groups add up to the totals, or the file
+//!   is refused ([`Breakdown`]). `plan.classes` lists the `--class` names and regexes.
 //! - `client_health`: `cpu_s`, `cpu_util`, `max_thread_busy`, `dispatch_lag_p99_ns`,
 //!   `late_sends`, `hiccup_p99_ns`, `fd_limit`, `fd_needed`, `verdict` (what limited the
 //!   load: `ok` | `client_bound` | `machine_busy` | `connection_capped` | `server_limited`;
@@ -119,6 +126,7 @@
 //! a few hundred bytes compressed); slower values are clamped and counted in
 //! `totals.out_of_range`.
 
+mod breakdown;
 mod cache;
 mod checks;
 mod codec;
@@ -130,6 +138,7 @@ mod server;
 mod stage;
 mod validate;
 
+pub use breakdown::*;
 pub use cache::*;
 pub use checks::*;
 pub use codec::EncodedHistogram;

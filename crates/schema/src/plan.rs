@@ -106,6 +106,19 @@ pub struct Plan {
     /// The synthetic cache workload requests were drawn from (`--catalogue`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalogue: Option<crate::CatalogueRecord>,
+    /// The URL classes of the breakdown by class (`--class NAME=REGEX`), in order: a
+    /// request is in the first whose regex matches its path and query.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<UrlClassRecord>,
+}
+
+/// One `--class`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlClassRecord {
+    /// Its name.
+    pub name: String,
+    /// Its regex (Rust's `regex` syntax).
+    pub regex: String,
 }
 
 /// Statuses from `from` to `to`, both included.

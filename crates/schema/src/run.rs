@@ -58,6 +58,10 @@ pub struct RunFile {
     /// A rate plan's stages, or a sweep's steps, each with its own summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,
+    /// The measured window's requests grouped by host, class, set, pass, status class and
+    /// cache state, each a partition of the totals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdowns: Vec<crate::Breakdown>,
     /// A capacity sweep's SLO and answer (`vload sweep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepRecord>,
@@ -398,6 +402,9 @@ pub struct CacheSources {
     pub x_cache: u64,
     /// `Age` greater than zero = hit.
     pub age: u64,
+    /// RFC 9211 `Cache-Status` (its last member): `hit`, or a `fwd` reason.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_status: u64,
 }
 
 /// Responses by status class.

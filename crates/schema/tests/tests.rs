@@ -82,6 +82,7 @@ mod golden {
                 start_at: None,
                 expect_status: None,
                 catalogue: None,
+                classes: Vec::new(),
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -128,6 +129,7 @@ mod golden {
                     x_varnish: 4,
                     x_cache: 0,
                     age: 0,
+                    cache_status: 0,
                 },
             },
             client_health: ClientHealth {
@@ -174,6 +176,7 @@ mod golden {
             purges: None,
             warmed: None,
             stages: Vec::new(),
+            breakdowns: Vec::new(),
             sweep: None,
             arrivals: None,
             until_stable: None,
@@ -291,6 +294,83 @@ mod bad_input {
         let text = golden().replacen("\"run_id\"", "\"run_ident\"", 1);
         let err = RunFile::from_json(&text).unwrap_err();
         assert!(err.to_string().contains("run_id"), "{err}");
+    }
+
+    /// A breakdown of one group holding the whole window, as vload writes it.
+    fn whole_window(run: &RunFile, by: &str) -> vload_schema::Breakdown {
+        let mut classes = vload_schema::StatusClasses::default();
+        for (code, n) in &run.totals.status_codes {
+            classes.count_n(*code, *n);
+        }
+        let c = &run.cache;
+        vload_schema::Breakdown {
+            by: by.into(),
+            folded: 0,
+            groups: vec![vload_schema::Group {
+                name: "all".into(),
+                requests: run.totals.completed,
+                errors: run.totals.errors.values().map(|e| e.count).sum(),
+                status_classes: classes,
+                cache: vload_schema::GroupCache {
+                    hit: c.hit,
+                    miss: c.miss,
+                    unknown: c.unknown,
+                    ..Default::default()
+                },
+                bytes_in: run.totals.bytes_in,
+                latency: run.latency.primary().clone(),
+            }],
+        }
+    }
+
+    #[test]
+    fn breakdowns_that_do_not_add_up_to_the_totals_are_refused() {
+        let mut run = sample_run();
+        run.breakdowns = vec![whole_window(&run, "status")];
+        run.validate()
+            .expect("one group holding everything adds up");
+        type Spoil = fn(&mut vload_schema::Group);
+        let broken: [(&str, Spoil); 4] = [
+            ("requests", |g| g.requests -= 1),
+            ("errors", |g| g.errors += 1),
+            ("cache", |g| {
+                g.cache.hit -= 1;
+                g.cache.pass += 1;
+            }),
+            ("bytes", |g| g.bytes_in += 1),
+        ];
+        for (what, spoil) in broken {
+            let mut bad = run.clone();
+            spoil(&mut bad.breakdowns[0].groups[0]);
+            let err = bad.validate().unwrap_err().to_string();
+            assert!(err.contains("breakdowns[0]"), "{what}: {err}");
+        }
+        // Two breakdowns by the same thing, or two groups of one name, are refused too.
+        let mut twice = run.clone();
+        twice.breakdowns.push(whole_window(&run, "status"));
+        assert!(
+            twice
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("a second breakdown")
+        );
+        let mut same = run.clone();
+        let group = same.breakdowns[0].groups[0].clone();
+        same.breakdowns[0].groups.push(vload_schema::Group {
+            requests: 0,
+            errors: 0,
+            bytes_in: 0,
+            status_classes: Default::default(),
+            cache: Default::default(),
+            ..group
+        });
+        assert!(
+            same.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("a second group")
+        );
     }
 
     #[test]

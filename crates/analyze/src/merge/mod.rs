@@ -49,6 +49,7 @@ pub enum MergeError {
     },
 }
 
+mod breakdowns;
 mod check;
 mod stages;
 
@@ -134,6 +135,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     let overlapping = overlapping(runs, &starts);
     out.window = merged_window(runs, overlapping);
     out.stages = merge_stages(runs, &starts, overlapping)?;
+    out.breakdowns = breakdowns::merge_breakdowns(runs)?;
     // A sweep's answer belongs to its own steps.
     out.sweep = None;
     // The runs' arrival samples as one; the checks are the merge's own, made from the
@@ -242,6 +244,7 @@ impl Sums {
         add(&mut into.by_source.x_varnish, c.by_source.x_varnish);
         add(&mut into.by_source.x_cache, c.by_source.x_cache);
         add(&mut into.by_source.age, c.by_source.age);
+        add(&mut into.by_source.cache_status, c.by_source.cache_status);
         for (acc, field) in self.records.iter_mut().zip(OPTIONAL) {
             if let Some(r) = field(&run.latency) {
                 add_record(acc, r, name)?;

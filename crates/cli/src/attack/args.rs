@@ -77,6 +77,12 @@ impl AttackArgs {
             plan.catalogue = Some(catalogue);
             plan.cache_capacity = capacity;
         }
+        plan.classes = self.targets.classes()?;
+        if !plan.classes.is_empty() && plan.targets.is_none() && plan.catalogue.is_none() {
+            bail!(
+                "--class groups requests by their path: it needs target files (--urls, --targets, --replay-log, --mix) or --catalogue"
+            );
+        }
         plan.requests_per_connection = self.connection.requests_per_connection()?;
         plan.connect_to_set = connect_to_set;
         plan.protocol = self.connection.protocol(&plan.load)?;

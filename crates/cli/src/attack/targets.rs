@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context as _, bail};
-use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet};
+use vload_engine::{Pick, TargetFormat, TargetPlan, TargetSet, UNCLASSIFIED, UrlClass};
 
 /// Format of a --targets file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,6 +53,10 @@ pub(crate) struct TargetArgs {
     /// Count malformed target or log lines instead of refusing the file (default: refuse).
     #[arg(long)]
     pub(crate) skip_bad_lines: bool,
+    /// Name the requests whose path matches REGEX, for a breakdown by class, e.g.
+    /// --class images='\.(png|jpg)$'; repeatable, the first match wins (default: none).
+    #[arg(long, value_name = "NAME=REGEX")]
+    pub(crate) class: Vec<String>,
 }
 
 impl TargetArgs {
@@ -88,6 +92,37 @@ impl TargetArgs {
             passes: self.passes,
             skip_bad_lines: self.skip_bad_lines,
         }))
+    }
+
+    /// The `--class` flags, checked: a name, a regex that compiles, no name twice.
+    pub(crate) fn classes(&self) -> anyhow::Result<Vec<UrlClass>> {
+        let mut classes: Vec<UrlClass> = Vec::new();
+        for flag in &self.class {
+            let Some((name, pattern)) = flag.split_once('=').filter(|(n, _)| !n.trim().is_empty())
+            else {
+                bail!("--class {flag}: give NAME=REGEX, e.g. --class images='\\.(png|jpg)$'");
+            };
+            let name = name.trim();
+            if classes.iter().any(|c| c.name == name) || name == UNCLASSIFIED {
+                bail!("--class {flag}: the name {name} is taken; give each class its own");
+            }
+            let pattern = regex::Regex::new(pattern).map_err(|e| {
+                let why = e.to_string().lines().last().unwrap_or_default().to_owned();
+                anyhow::anyhow!("--class {flag}: REGEX does not compile ({why})")
+            })?;
+            classes.push(UrlClass {
+                name: name.to_owned(),
+                pattern,
+            });
+        }
+        if classes.len() > vload_schema::GROUP_LIMIT {
+            bail!(
+                "--class given {} times: a breakdown keeps at most {} classes",
+                classes.len(),
+                vload_schema::GROUP_LIMIT
+            );
+        }
+        Ok(classes)
     }
 
     fn sets(&self) -> anyhow::Result<Option<Vec<TargetSet>>> {

@@ -2,6 +2,7 @@
 mod analysis;
 mod attack;
 mod bad_input;
+mod breakdowns;
 mod catalogue;
 mod ci;
 mod edges;

@@ -36,6 +36,7 @@ struct Fields<'a> {
     keep_alive: bool,
     varnish: Option<&'a [u8]>,
     x_cache: Option<&'a [u8]>,
+    cache_status: Option<&'a [u8]>,
     age: Option<&'a [u8]>,
 }
 
@@ -81,6 +82,7 @@ fn scan<'a>(headers: &[httparse::Header<'a>]) -> Result<Fields<'a>, String> {
             }
             9 if name.eq_ignore_ascii_case(b"x-varnish") => found.varnish = Some(h.value),
             7 if name.eq_ignore_ascii_case(b"x-cache") => found.x_cache = Some(h.value),
+            12 if name.eq_ignore_ascii_case(b"cache-status") => found.cache_status = Some(h.value),
             3 if name.eq_ignore_ascii_case(b"age") => found.age = Some(h.value),
             _ => {}
         }
@@ -109,7 +111,12 @@ pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>,
     let http10 = response.version == Some(0);
     let h = scan(response.headers)?;
     let (length, chunked, encoded) = (h.length, h.chunked, h.encoded);
-    let cache = crate::cache::decide(h.varnish, h.x_cache, h.age);
+    let cache = crate::cache::decide(crate::cache::CacheHeaders {
+        varnish: h.varnish,
+        status: h.cache_status,
+        x_cache: h.x_cache,
+        age: h.age,
+    });
     let framing = if head_request || (100..200).contains(&status) || status == 204 || status == 304
     {
         Framing::Empty

@@ -195,8 +195,14 @@ impl Shared {
         head.status = None;
         head.varnish.seen = false;
         head.x_cache.seen = false;
+        head.cache_status.seen = false;
         head.age.seen = false;
-        let wanted = |n: &[u8]| matches!(n, b":status" | b"x-varnish" | b"x-cache" | b"age");
+        let wanted = |n: &[u8]| {
+            matches!(
+                n,
+                b":status" | b"x-varnish" | b"x-cache" | b"cache-status" | b"age"
+            )
+        };
         decoder
             .decode(block, wanted, |name, value| match name {
                 b":status" => {
@@ -207,6 +213,7 @@ impl Shared {
                 }
                 b"x-varnish" => head.varnish.set(value),
                 b"x-cache" => head.x_cache.set(value),
+                b"cache-status" => head.cache_status.set(value),
                 _ => head.age.set(value),
             })
             .map_err(|e| format!("the server's header block does not decode (HPACK: {})", e.0))?;
@@ -235,7 +242,12 @@ impl Shared {
         s.head = true;
         s.status = status;
         let h = &self.head;
-        s.cache = crate::cache::decide(h.varnish.get(), h.x_cache.get(), h.age.get());
+        s.cache = crate::cache::decide(crate::cache::CacheHeaders {
+            varnish: h.varnish.get(),
+            status: h.cache_status.get(),
+            x_cache: h.x_cache.get(),
+            age: h.age.get(),
+        });
         if end_stream {
             self.finish(slot);
         }

@@ -64,6 +64,7 @@ pub(super) struct HeadFields {
     pub(super) status: Option<u16>,
     pub(super) varnish: Kept,
     pub(super) x_cache: Kept,
+    pub(super) cache_status: Kept,
     pub(super) age: Kept,
 }
 

@@ -32,6 +32,7 @@ impl TargetPlan {
         let mut hash = Sha256::new();
         let mut sets = Vec::new();
         let mut hosts: Vec<String> = Vec::new();
+        let mut vhosts = VirtualHosts::default();
         let (mut paths, mut first_origin, mut schemes) = (0, None, (0, 0));
         let load = matches!(self.pick, Pick::Random { .. });
         let mut loaded = Vec::new();
@@ -66,6 +67,7 @@ impl TargetPlan {
                         {
                             hosts.push(a.as_str().to_owned());
                         }
+                        vhosts.count(&t);
                         if load {
                             list.push(t);
                         }
@@ -92,11 +94,46 @@ impl TargetPlan {
             sets,
             hash: hash.finalize().into(),
             hosts,
+            vhosts_untracked: vhosts.untracked,
+            vhosts: vhosts.busiest_first(),
             paths,
             first_origin,
             schemes,
             loaded: load.then(|| Arc::new(loaded)),
         })
+    }
+}
+
+/// Targets by the host they are addressed to, as the request will name it.
+#[derive(Default)]
+struct VirtualHosts {
+    /// Host, then (targets, first seen).
+    seen: std::collections::HashMap<String, (u64, usize)>,
+    untracked: u64,
+}
+
+impl VirtualHosts {
+    fn count(&mut self, t: &Target) {
+        let host = t
+            .headers
+            .get(http::header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .or_else(|| t.authority.as_ref().map(|a| a.as_str()))
+            .unwrap_or("");
+        let order = self.seen.len();
+        match self.seen.get_mut(host) {
+            Some((n, _)) => *n += 1,
+            None if order < types::VHOSTS_TRACKED => {
+                self.seen.insert(host.to_owned(), (1, order));
+            }
+            None => self.untracked += 1,
+        }
+    }
+
+    fn busiest_first(self) -> Vec<(String, u64)> {
+        let mut all: Vec<_> = self.seen.into_iter().collect();
+        all.sort_by_key(|(_, (n, first))| (std::cmp::Reverse(*n), *first));
+        all.into_iter().map(|(h, (n, _))| (h, n)).collect()
     }
 }
 
@@ -156,7 +193,9 @@ mod tests {
     fn collect(p: &TargetPlan, n: usize, worker: u32, workers: u32) -> Vec<String> {
         let summary = p.validate().unwrap();
         let mut s = FileStream::new(p, &summary, worker, workers, Shard::WHOLE).unwrap();
-        (0..n).map(|_| s.next().unwrap().path.to_string()).collect()
+        (0..n)
+            .map(|_| s.next().unwrap().0.path.to_string())
+            .collect()
     }
 
     #[test]
@@ -196,7 +235,7 @@ mod tests {
             let shard = Shard { index: 1, count: 3 };
             let mut s = FileStream::new(&p, &summary, worker, 6, shard).unwrap();
             (0..n)
-                .map(|_| s.next().unwrap().path.to_string())
+                .map(|_| s.next().unwrap().0.path.to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(take(1, 2), ["/1", "/7"]);
@@ -211,7 +250,7 @@ mod tests {
         let shard = Shard { index: 2, count: 4 };
         let mut s = FileStream::new(&p, &summary, 2, 4, shard).unwrap();
         let seen: std::collections::BTreeSet<String> = (0..200)
-            .map(|_| s.next().unwrap().path.to_string())
+            .map(|_| s.next().unwrap().0.path.to_string())
             .collect();
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["/2", "/6"]);
     }
@@ -226,10 +265,10 @@ mod tests {
         let p = plan(file("t.txt", &text), TargetFormat::Vegeta, Pick::Sequential);
         let summary = p.validate().unwrap();
         let mut s = FileStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
-        let a = s.next().unwrap();
+        let a = s.next().unwrap().0;
         assert_eq!(a.method, Some(Method::GET));
         assert_eq!(a.headers["x-a"], "1");
-        let b = s.next().unwrap();
+        let b = s.next().unwrap().0;
         assert_eq!(b.method, Some(Method::POST));
         assert_eq!(b.body, Bytes::from_static(b"payload"));
     }
@@ -249,9 +288,9 @@ mod tests {
             .unwrap()
             .next()
             .unwrap();
-        assert_eq!(t.method, Some(Method::PUT));
-        assert_eq!(t.headers.get_all("x-b").iter().count(), 2);
-        assert_eq!(t.body, Bytes::from_static(b"hi"));
+        assert_eq!(t.0.method, Some(Method::PUT));
+        assert_eq!(t.0.headers.get_all("x-b").iter().count(), 2);
+        assert_eq!(t.0.body, Bytes::from_static(b"hi"));
     }
 
     #[test]
@@ -265,12 +304,12 @@ mod tests {
         assert_eq!(summary.sets[0].targets, 2);
         assert_eq!(summary.sets[0].other_methods, 1);
         let mut s = FileStream::new(&p, &summary, 0, 1, Shard::WHOLE).unwrap();
-        let a = s.next().unwrap();
+        let a = s.next().unwrap().0;
         assert_eq!(
             (a.method, a.authority.unwrap().as_str()),
             (Some(Method::GET), "www.example.com")
         );
-        assert_eq!(s.next().unwrap().path, "/img.png");
+        assert_eq!(s.next().unwrap().0.path, "/img.png");
     }
 
     #[test]

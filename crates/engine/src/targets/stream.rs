@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::read::{Item, TargetReader};
 use super::types::{Pick, Target, TargetError, TargetPlan, TargetSummary};
+use crate::breakdown::Drawn;
 use crate::plan::Shard;
 
 /// One worker's endless walk over the targets: files, or a synthetic catalogue.
@@ -17,11 +18,12 @@ pub(crate) enum TargetStream {
 }
 
 impl TargetStream {
-    /// The next target; `None` when a worker has no share of the files.
-    pub(crate) fn next(&mut self) -> Option<Target> {
+    /// The next target and where it was drawn from; `None` when a worker has no share of
+    /// the files.
+    pub(crate) fn next(&mut self) -> Option<(Target, Drawn)> {
         match self {
             TargetStream::Files(files) => files.next(),
-            TargetStream::Catalogue(sampler) => Some(catalogue_target(sampler)),
+            TargetStream::Catalogue(sampler) => Some((catalogue_target(sampler), Drawn::default())),
         }
     }
 }
@@ -62,6 +64,8 @@ enum SetStream {
         index: u64,
         offset: u64,
         workers: u64,
+        /// Passes this worker completed over the list.
+        pass: u64,
     },
     Loaded {
         list: Arc<Vec<Vec<Target>>>,
@@ -119,6 +123,7 @@ impl FileStream {
                     index: 0,
                     offset: u64::from(worker),
                     workers: u64::from(workers),
+                    pass: 0,
                 },
             });
         }
@@ -134,8 +139,9 @@ impl FileStream {
         })
     }
 
-    /// The next target. Files loop forever; `--passes` is enforced as a request count.
-    pub(crate) fn next(&mut self) -> Option<Target> {
+    /// The next target and its set and pass. Files loop forever; `--passes` is enforced
+    /// as a request count.
+    pub(crate) fn next(&mut self) -> Option<(Target, Drawn)> {
         let set = self.choose();
         match &mut self.sets[set] {
             SetStream::Loaded {
@@ -148,13 +154,15 @@ impl FileStream {
                 let (index, count) = (u64::from(shard.index), u64::from(shard.count));
                 let own = crate::plan::share(targets.len() as u64, shard.count, shard.index);
                 let pick = index + count * (rng.next() % own.max(1));
-                targets.get(pick as usize).cloned()
+                let drawn = Drawn { set: *set, pass: 0 };
+                targets.get(pick as usize).cloned().map(|t| (t, drawn))
             }
             SetStream::Sequential {
                 reader,
                 index,
                 offset,
                 workers,
+                pass,
             } => {
                 // Two full passes without one of ours means this worker has no share.
                 let mut misses = 0u32;
@@ -169,12 +177,13 @@ impl FileStream {
                             // worker the same share.
                             *reader = TargetReader::open(&reader.set).ok()?;
                             *index = 0;
+                            *pass += 1;
                         }
                         Some(Item::Target(t)) => {
                             let mine = *index % *workers == *offset;
                             *index += 1;
                             if mine {
-                                return Some(t);
+                                return Some((t, Drawn { set, pass: *pass }));
                             }
                         }
                         Some(Item::Bad(_) | Item::OtherMethod) => {}

@@ -110,6 +110,9 @@ pub struct SetSummary {
     pub other_methods: u64,
 }
 
+/// The most distinct hosts validation counts targets of.
+pub(super) const VHOSTS_TRACKED: usize = 10_000;
+
 /// What validation found, for the plan record and the workload hash.
 #[derive(Debug, Clone)]
 pub struct TargetSummary {
@@ -119,6 +122,12 @@ pub struct TargetSummary {
     pub hash: [u8; 32],
     /// Hosts named by absolute URLs (at most 16 kept).
     pub hosts: Vec<String>,
+    /// The hosts the targets are addressed to (a target's Host header, else its URL's
+    /// authority, else `""` for the attack's), busiest first, ties in file order; at most
+    /// 10,000 distinct.
+    pub vhosts: Vec<(String, u64)>,
+    /// Targets addressed to a host beyond the ones tracked.
+    pub vhosts_untracked: u64,
     /// Targets that are paths, resolved against the attack's URL.
     pub paths: u64,
     /// The first absolute URL's `scheme://authority`, where an attack without a URL sends

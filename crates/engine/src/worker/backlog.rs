@@ -89,6 +89,7 @@ impl Backlog {
             queued: true,
             stage: segment.cursor.stage(),
             warmup: intended < measure_from,
+            tags: crate::breakdown::Tags::UNDRAWN,
         };
         segment.cursor.advance();
         segment.start += 1;

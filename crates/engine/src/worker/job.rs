@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::breakdown::Tags;
+
 /// A request to send.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Job {
@@ -17,6 +19,8 @@ pub(super) struct Job {
     /// It belongs to the warm-up: it fell due (open loop) or was taken up (closed loop)
     /// before the measured window began, and counts there wherever it ends.
     pub(super) warmup: bool,
+    /// Its target's groups in the breakdowns (none until a target is drawn).
+    pub(super) tags: Tags,
 }
 
 impl Job {
@@ -27,6 +31,7 @@ impl Job {
             queued: false,
             stage: 0,
             warmup,
+            tags: Tags::UNDRAWN,
         }
     }
 

@@ -76,6 +76,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) arrivals: Option<(u64, Vec<f64>)>,
     /// Open loop: the most connections open at once.
     pub(crate) peak_connections: Option<u32>,
+    /// The measured window's breakdowns.
+    pub(crate) breakdowns: Box<crate::breakdown::Breakdowns>,
 }
 
 /// Everything one worker needs to start.
@@ -90,6 +92,8 @@ pub(crate) struct WorkerSetup {
     pub(crate) requests: Option<u64>,
     pub(crate) schedule: Option<Schedule>,
     pub(crate) targets: Option<TargetStream>,
+    /// The run's breakdowns by target: their groups' names.
+    pub(crate) dimensions: Arc<crate::breakdown::Dimensions>,
     pub(crate) tls: Option<(
         Arc<rustls::ClientConfig>,
         rustls::pki_types::ServerName<'static>,
@@ -201,6 +205,7 @@ fn wrap_up(worker: &Worker, clock: &Clock, setup: &WorkerSetup) -> WorkerSummary
         end: end_instant,
         arrivals: worker.take_arrivals(),
         peak_connections: worker.open().map(open::Open::peak),
+        breakdowns: Box::new(worker.breakdown.take()),
     }
 }
 

@@ -335,6 +335,7 @@ impl Open {
                 queued: false,
                 stage: d.schedule.stage(),
                 warmup: books.is_warmup(due),
+                tags: crate::breakdown::Tags::UNDRAWN,
             };
             self.dispatch(job, now, books, hand, d);
             d.remaining = d.remaining.map(|n| n - 1);

@@ -39,6 +39,30 @@ pub(super) enum Outcome {
     },
 }
 
+impl Outcome {
+    /// What the breakdowns count of it: its primary latency is the response time in an
+    /// open loop, the service time in a closed one.
+    fn end(&self, received: u64, open_loop: bool) -> crate::breakdown::End {
+        let (status, cache, service, response) = match self {
+            Outcome::Response {
+                status,
+                cache,
+                service,
+                response,
+            } => (Some(*status), cache.0, Some(*service), *response),
+            Outcome::Failed {
+                service, response, ..
+            } => (None, CacheClass::Unknown, *service, *response),
+        };
+        crate::breakdown::End {
+            status,
+            cache,
+            received,
+            latency: if open_loop { response } else { service },
+        }
+    }
+}
+
 /// How an exchange ended, beside its result.
 pub(super) struct Ended {
     /// When the request went out, and when its exchange ended.
@@ -87,8 +111,8 @@ impl Stages {
                     own.response.record(*response);
                 }
                 *own.status.entry(*status).or_default() += 1;
-                own.hits += u64::from(cache.0 == CacheClass::Hit);
-                own.misses += u64::from(cache.0 == CacheClass::Miss);
+                own.hits += u64::from(cache.0.is_hit());
+                own.misses += u64::from(cache.0.is_miss());
                 let at = done.saturating_duration_since(self.t0).as_secs_f64();
                 if self.plan.expects(*status)
                     && let Some(during) = self.curve.stage_during(at)
@@ -224,6 +248,10 @@ impl Worker {
 
     /// Records how a request ended, in its window and, with a rate plan, in its stage.
     pub(super) fn record(&self, job: &Job, done: Instant, received: u64, outcome: Outcome) {
+        if !job.warmup {
+            self.breakdown
+                .count(job.tags, &outcome.end(received, self.open().is_some()), 1);
+        }
         let mut stats = self.books.of(job);
         stats.completed += 1;
         stats.bytes_in += received;
@@ -242,10 +270,10 @@ impl Worker {
                     stats.response.record(response);
                 }
                 let primary = response.unwrap_or(service);
-                match cache.0 {
-                    CacheClass::Hit => stats.hit.record(primary),
-                    CacheClass::Miss => stats.miss.record(primary),
-                    CacheClass::Unknown => {}
+                if cache.0.is_hit() {
+                    stats.hit.record(primary);
+                } else if cache.0.is_miss() {
+                    stats.miss.record(primary);
                 }
                 stats.count_status(status);
                 stats.count_cache(cache.0, cache.1);

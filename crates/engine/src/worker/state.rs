@@ -19,6 +19,8 @@ use super::closed::Closed;
 use super::job::{Flow, Job};
 use super::open::Open;
 use super::recording::{Ended, Outcome, Stages};
+use crate::breakdown::{End, Tally};
+use crate::cache::CacheClass;
 use crate::conn::{Conn, Dialer};
 use crate::failure::Failure;
 use crate::plan::AttackPlan;
@@ -46,6 +48,8 @@ pub(super) struct Worker {
     pub(super) stages: Option<Stages>,
     /// Target files, when the attack has them.
     targets: RefCell<Option<TargetStream>>,
+    /// The measured window's breakdowns, and their dimensions by target.
+    pub(super) breakdown: Tally,
     /// TLS with target files: the URL's host, whose connections are the task's own;
     /// targets naming another host go over connections made with that host's SNI.
     tls_host: Option<Box<str>>,
@@ -99,6 +103,7 @@ impl Worker {
             books: Books::new(setup.t0 + plan.warmup, stages.is_some()),
             stages,
             targets: RefCell::new(setup.targets.take()),
+            breakdown: Tally::new(setup.dimensions.clone()),
             tls_host: (plan.tls.is_some() && plan.targets.is_some())
                 .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
                 .flatten(),
@@ -261,6 +266,15 @@ impl Worker {
         part.queue_wait.record_n(ns, n);
         part.response.record_n(ns, n);
         part.errors[crate::record::kind_index(ErrorKind::RequestTimeout)] += n;
+        if !job.warmup {
+            let end = End {
+                status: None,
+                cache: CacheClass::Unknown,
+                received: 0,
+                latency: self.open().is_some().then_some(ns),
+            };
+            self.breakdown.count(job.tags, &end, n);
+        }
         if self.stages.is_some() {
             let stage = part.stage(job.stage);
             stage.sent += n;
@@ -333,10 +347,14 @@ impl Worker {
 
     /// Sends the next request (the attack's, or the next target's) for `job` on `conn`.
     pub(super) async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
+        let mut job = job;
         let target = match self.targets.borrow_mut().as_mut() {
             None => None,
             Some(stream) => match stream.next() {
-                Some(target) => Some(target),
+                Some((target, drawn)) => {
+                    job.tags = self.breakdown.tags(&target, drawn);
+                    Some(target)
+                }
                 None => {
                     self.withdraw(&job);
                     return Flow::Exhausted;
@@ -443,6 +461,7 @@ impl Batch {
             queued: true,
             stage: self.stage,
             warmup: self.warmup,
+            tags: crate::breakdown::Tags::UNDRAWN,
         }
     }
 }

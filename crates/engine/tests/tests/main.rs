@@ -25,6 +25,7 @@ macro_rules! on_both_drivers {
     )*};
 }
 
+mod breakdowns;
 mod client_health;
 mod coordinated_omission;
 mod errors;

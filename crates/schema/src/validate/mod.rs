@@ -7,6 +7,7 @@
 
 use crate::{HistogramSettings, LatencyRecord, RunFile, SchemaError};
 
+mod breakdown;
 mod ledger;
 mod unique;
 
@@ -111,6 +112,7 @@ impl RunFile {
         self.validate_totals()?;
         self.validate_latency()?;
         self.validate_stages()?;
+        self.validate_breakdowns()?;
         self.validate_checks()?;
         for (i, interval) in self.intervals.iter().enumerate() {
             let field = format!("intervals[{i}]");
@@ -332,6 +334,7 @@ impl RunFile {
             ("cache.by_source.x_varnish", c.by_source.x_varnish),
             ("cache.by_source.x_cache", c.by_source.x_cache),
             ("cache.by_source.age", c.by_source.age),
+            ("cache.by_source.cache_status", c.by_source.cache_status),
             ("client_health.late_sends", self.client_health.late_sends),
         ] {
             bounded(field, n, MAX_COUNT)?;

@@ -138,6 +138,7 @@ fn render_classified(out: &mut String, s: &Summary) {
         ("X-Varnish", c.by_source.x_varnish),
         ("X-Cache", c.by_source.x_cache),
         ("Age", c.by_source.age),
+        ("Cache-Status", c.by_source.cache_status),
     ]
     .iter()
     .filter(|(_, n)| *n > 0)

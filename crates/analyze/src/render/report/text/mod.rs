@@ -7,10 +7,12 @@ use vload_schema::{HealthVerdict, LatencyKind};
 use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
 
+mod breakdown;
 mod cache;
 mod health;
 mod server;
 
+use breakdown::render_breakdowns;
 use cache::render_cache;
 pub use cache::warmed_line;
 pub(crate) use health::health_headline;
@@ -101,6 +103,7 @@ pub fn render(s: &Summary) -> String {
     row(&mut out, "Status codes", "[code:count]", &codes);
     render_errors(&mut out, s);
     render_cache(&mut out, s);
+    render_breakdowns(&mut out, s);
     render_server(&mut out, s);
     render_health(&mut out, s);
     render_checks(&mut out, s);
