@@ -25,7 +25,14 @@ pub struct Catalogue {
     pub hosts: u32,
     /// The seed of every per-object property and every worker's draws.
     pub seed: u64,
+    /// New objects replacing old ones, a second (`--churn`): the k-th replacement gives the
+    /// slot at position k mod N of a seeded permutation of ranks a new object (a new id,
+    /// size and TTL, at the same popularity), counted from the attack's start.
+    pub churn_per_s: Option<f64>,
 }
+
+/// An id's generation (how often its slot was replaced) sits above this bit; the rank below.
+const GENERATION_SHIFT: u32 = 40;
 
 impl Default for Catalogue {
     fn default() -> Self {
@@ -37,6 +44,7 @@ impl Default for Catalogue {
             one_hit_wonders: 0.0,
             hosts: 1,
             seed: 1,
+            churn_per_s: None,
         }
     }
 }
@@ -60,18 +68,41 @@ impl Catalogue {
         Some(lo + mix(h2) % (hi - lo + 1))
     }
 
-    /// The virtual host of object `id`, when the catalogue spreads over several.
+    /// The virtual host of object `id`, when the catalogue spreads over several (a slot's
+    /// new objects stay on its host).
     pub fn host_of(&self, id: u64) -> Option<String> {
-        (self.hosts > 1).then(|| format!("site{}.test", id % u64::from(self.hosts)))
+        let rank = id & ((1 << GENERATION_SHIFT) - 1);
+        (self.hosts > 1).then(|| format!("site{}.test", rank % u64::from(self.hosts)))
     }
 
-    /// Object `id`'s path and query, which tell `vload origin` its size and max-age.
+    /// Object `id`'s path and query, which tell `vload origin` its size and max-age: a
+    /// replaced slot's object is `/c/RANK.GENERATION`.
     pub fn path(&self, id: u64) -> String {
-        let mut path = format!("/c/{id}?size={}", self.size_of(id));
+        let (rank, generation) = (id & ((1 << GENERATION_SHIFT) - 1), id >> GENERATION_SHIFT);
+        let mut path = if generation == 0 {
+            format!("/c/{rank}?size={}", self.size_of(id))
+        } else {
+            format!("/c/{rank}.{generation}?size={}", self.size_of(id))
+        };
         if let Some(ttl) = self.ttl_of(id) {
             path.push_str(&format!("&cache=max-age={ttl}"));
         }
         path
+    }
+
+    /// The object in slot `rank` after `replaced` replacements since the start.
+    pub fn churned(&self, rank: u64, replaced: u64) -> u64 {
+        let n = self.objects;
+        // A seeded affine permutation of the ranks: replacements visit every slot once a
+        // round, popular and unpopular alike, in an order that needs no table.
+        let mut a = (mix(self.seed ^ 0xc4a2) % n) | 1;
+        while gcd(a, n) != 1 {
+            a += 2;
+        }
+        let b = mix(self.seed ^ 0x5eed) % n;
+        let position = ((u128::from(a) * u128::from(rank) + u128::from(b)) % u128::from(n)) as u64;
+        let generation = replaced / n + u64::from(position < replaced % n);
+        rank | (generation << GENERATION_SHIFT)
     }
 
     /// Worker `worker` of `workers`' draws (counted over every shard's workers, so that
@@ -88,6 +119,7 @@ impl Catalogue {
             workers: u64::from(workers.max(1)),
             crawled: 0,
             unique: 0,
+            start: std::time::Instant::now(),
         }
     }
 
@@ -107,6 +139,7 @@ impl Catalogue {
             hosts: self.hosts,
             seed: self.seed,
             total_bytes: self.total_bytes(),
+            churn_per_s: self.churn_per_s,
         }
     }
 
@@ -129,6 +162,16 @@ impl Catalogue {
         {
             return Err(format!("--ttl {lo}-{hi}: the lower TTL is above the upper"));
         }
+        if let Some(churn) = self.churn_per_s {
+            if !(churn.is_finite() && churn > 0.0) {
+                return Err(format!(
+                    "--churn {churn}: give new objects a second above 0, e.g. 10/s"
+                ));
+            }
+            if self.ttl.is_some() {
+                return Err("--churn and --ttl together: the model covers objects that expire or objects that are replaced, not both; give one".into());
+            }
+        }
         Ok(())
     }
 }
@@ -143,6 +186,8 @@ pub struct Sampler {
     workers: u64,
     crawled: u64,
     unique: u64,
+    /// When the draws' clock starts (churn counts replacements from it).
+    start: std::time::Instant,
 }
 
 impl Sampler {
@@ -151,8 +196,35 @@ impl Sampler {
         unit(mix(self.state))
     }
 
-    /// The next object's id.
+    /// The same draws with replacements counted from `start` (the attack's start, shared by
+    /// every worker and shard).
+    pub fn starting_at(mut self, start: std::time::Instant) -> Sampler {
+        self.start = start;
+        self
+    }
+
+    /// The next object's id, now.
     pub fn next_id(&mut self) -> u64 {
+        let at = match self.catalogue.churn_per_s {
+            Some(_) => self.start.elapsed().as_secs_f64(),
+            None => 0.0,
+        };
+        self.next_id_at(at)
+    }
+
+    /// The next object's id, `at` seconds from the start.
+    pub fn next_id_at(&mut self, at: f64) -> u64 {
+        let rank = self.next_rank();
+        match self.catalogue.churn_per_s {
+            Some(churn) if rank < self.catalogue.objects => {
+                self.catalogue.churned(rank, (churn * at) as u64)
+            }
+            _ => rank,
+        }
+    }
+
+    /// The next rank drawn (a one-hit wonder's id from `objects` up).
+    fn next_rank(&mut self) -> u64 {
         let n = self.catalogue.objects;
         if self.catalogue.one_hit_wonders > 0.0 && self.uniform() < self.catalogue.one_hit_wonders {
             let id = n + self.worker + self.workers * self.unique;
@@ -182,6 +254,13 @@ impl Sampler {
     pub fn catalogue(&self) -> &Catalogue {
         &self.catalogue
     }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 #[cfg(test)]

@@ -128,6 +128,37 @@ pub fn hit_probability(lambda: f64, t: f64, ttl: f64) -> f64 {
     hits / (1.0 + hits)
 }
 
+/// The hit probability of an object asked at rate `lambda` in an LRU of characteristic
+/// time `t` (infinite: never evicted) whose slot gets a new object every `life` seconds, at
+/// a phase of its own: a request `u` seconds into its object's life hits when the one
+/// before it came within min(t, u), so h = (m - (1 - e^(-λm))/λ + (life - m)(1 - e^(-λm))) /
+/// life with m = min(t, life). By PASTA it is also the share of time the object is held.
+pub fn churn_hit_probability(lambda: f64, t: f64, life: f64) -> f64 {
+    if lambda <= 0.0 || life <= 0.0 {
+        return 0.0;
+    }
+    let m = t.min(life);
+    let seen = -(-lambda * m).exp_m1();
+    ((m - seen / lambda + (life - m) * seen) / life).clamp(0.0, 1.0)
+}
+
+/// How many replaced objects a slot has in the cache on average: each stays until `t` after
+/// its last request, if it had one in its `life`; by Little's law, one death every `life`
+/// seconds times the linger E[(t - A)⁺], A the age of its last request (A < life).
+fn replaced_held(lambda: f64, t: f64, life: f64) -> f64 {
+    if lambda <= 0.0 || life <= 0.0 {
+        return 0.0;
+    }
+    if t.is_infinite() {
+        return f64::INFINITY;
+    }
+    let m = t.min(life);
+    let gone = (-lambda * m).exp();
+    let seen = 1.0 - gone;
+    let linger = t * seen - (seen / lambda - m * gone);
+    linger.max(0.0) / life
+}
+
 /// ∫₀^τ R(t) dt: how long a copy stays after a miss, on average, when eviction comes after
 /// a gap over `t` and expiry at `ttl` > `t`.
 fn held(lambda: f64, t: f64, ttl: f64) -> f64 {
@@ -182,19 +213,30 @@ pub fn predict(load: Load<'_>, capacity: Option<Capacity>) -> Prediction {
         1.0
     };
     let irm = (1.0 - f) * rate;
+    // With --churn a slot's object lives N / churn seconds.
+    let life = c.churn_per_s.map(|churn| c.objects as f64 / churn);
     // Hit ratio over all requests, and bytes or objects held, at characteristic time t.
     let at = |t: f64| -> (f64, f64) {
         let (mut hits, mut held) = (0.0, 0.0);
         for g in &groups {
-            let h: f64 = ttls
-                .iter()
-                .map(|&(ttl, w)| w * hit_probability(irm * g.p, t, ttl))
-                .sum();
-            hits += g.count * g.p * h;
-            held += h * match capacity {
-                Some(Capacity::Objects(_)) => g.count,
-                _ => g.bytes,
+            let (h, dead) = match life {
+                Some(life) => (
+                    churn_hit_probability(irm * g.p, t, life),
+                    replaced_held(irm * g.p, t, life),
+                ),
+                None => (
+                    ttls.iter()
+                        .map(|&(ttl, w)| w * hit_probability(irm * g.p, t, ttl))
+                        .sum(),
+                    0.0,
+                ),
             };
+            hits += g.count * g.p * h;
+            held += (h + dead)
+                * match capacity {
+                    Some(Capacity::Objects(_)) => g.count,
+                    _ => g.bytes,
+                };
         }
         let lives: f64 = ttls.iter().map(|&(ttl, w)| w * t.min(ttl)).sum();
         let each = match capacity {
@@ -228,10 +270,16 @@ pub fn predict(load: Load<'_>, capacity: Option<Capacity>) -> Prediction {
         let t = (lo * hi).sqrt();
         (at(t).0, Some(t))
     });
+    let warm_bound = (c.ttl.is_some() || life.is_some()).then(|| at(f64::INFINITY).0);
+    let cold = cold_bound(&groups, f, load.before, load.window);
     Prediction {
         lru,
-        cold_bound: cold_bound(&groups, f, load.before, load.window),
-        ttl_bound: c.ttl.map(|_| at(f64::INFINITY).0),
+        // New objects are first requests too: from empty, no cache beats either bound.
+        cold_bound: match (life, warm_bound) {
+            (Some(_), Some(warm)) => cold.min(warm),
+            _ => cold,
+        },
+        ttl_bound: warm_bound,
     }
 }
 

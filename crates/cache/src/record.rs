@@ -20,6 +20,7 @@ impl Catalogue {
             one_hit_wonders: r.one_hit_wonders,
             hosts: r.hosts,
             seed: r.seed,
+            churn_per_s: r.churn_per_s,
         };
         catalogue.check()?;
         Ok(catalogue)

@@ -303,9 +303,9 @@ impl Attack {
                 FileStream::new(tp, summary, global, workers, shard)
                     .map_err(EngineError::Targets)?,
             )),
-            (_, _, Some(catalogue)) => {
-                Some(TargetStream::Catalogue(catalogue.sampler(global, workers)))
-            }
+            (_, _, Some(catalogue)) => Some(TargetStream::Catalogue(
+                catalogue.sampler(global, workers).starting_at(self.t0),
+            )),
             _ => None,
         };
         Ok(WorkerSetup {

@@ -23,6 +23,9 @@ pub struct CatalogueRecord {
     pub seed: u64,
     /// Bytes of every object that is asked again.
     pub total_bytes: u64,
+    /// New objects replacing old ones a second (`--churn`), counted from the attack's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn_per_s: Option<f64>,
 }
 
 /// What a cache should have achieved for the catalogue over the measured window.
@@ -42,7 +45,8 @@ pub struct CacheModelRecord {
     /// The most any cache could hit in the window if it was empty when the attack started
     /// (every object's first request misses), 0 to 1.
     pub cold_bound: f64,
-    /// The most any cache can hit once warm when objects expire at the origin's max-age.
+    /// The most any cache can hit once warm when objects expire at the origin's max-age or
+    /// are replaced (`--churn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_bound: Option<f64>,
     /// Requests a second the model assumed (the window's).

@@ -9,7 +9,7 @@ fn simulate(c: &Catalogue, capacity: Capacity, warm: u64, measured: u64, rate: f
     let mut cache = lru::Lru::new(capacity);
     let mut hits = 0;
     for i in 0..warm + measured {
-        let id = sampler.next_id();
+        let id = sampler.next_id_at(i as f64 / rate);
         let ttl = c.ttl_of(id).map(|t| t as f64);
         let hit = cache.access(id, c.size_of(id), i as f64 / rate, ttl);
         if i >= warm && hit {
@@ -94,6 +94,58 @@ fn ttls_and_one_hit_wonders_agree_with_the_simulator() {
             "{cap}: model {model:.4}, LRU {sim:.4}"
         );
     }
+}
+
+#[test]
+fn churn_agrees_with_the_simulator() {
+    // 1,000 requests a second over 5,000 objects, 500 of them replaced a second: each
+    // object lives 10 s, against characteristic times of a few seconds (the small cache)
+    // and beyond its life (the large one, and a cache that holds everything).
+    let c = Catalogue {
+        churn_per_s: Some(500.0),
+        ..zipf(5_000, 0.8)
+    };
+    for cap in [
+        Capacity::Objects(250),
+        Capacity::Objects(1_500),
+        Capacity::Objects(1_000_000),
+    ] {
+        let (model, sim) = (
+            lru_ratio(&c, cap, 1000.0),
+            simulate(&c, cap, 100_000, 400_000, 1000.0),
+        );
+        assert!(
+            (model - sim).abs() < 0.015,
+            "{cap}: model {model:.4}, LRU {sim:.4}"
+        );
+    }
+    // Churn costs hits: the same cache without it hits more.
+    let still = zipf(5_000, 0.8);
+    let cap = Capacity::Objects(1_500);
+    assert!(lru_ratio(&still, cap, 1000.0) > lru_ratio(&c, cap, 1000.0) + 0.02);
+}
+
+#[test]
+fn a_round_of_replacements_renews_every_slot_once() {
+    let c = Catalogue {
+        churn_per_s: Some(1.0),
+        ..zipf(1_000, 0.8)
+    };
+    let before: Vec<u64> = (0..1_000).map(|r| c.churned(r, 0)).collect();
+    assert!(before.iter().enumerate().all(|(r, id)| *id == r as u64));
+    let half: usize = (0..1_000).filter(|&r| c.churned(r, 500) != r).count();
+    assert_eq!(half, 500, "500 replacements, 500 slots renewed");
+    let round: Vec<u64> = (0..1_000).map(|r| c.churned(r, 1_000)).collect();
+    let renewed: std::collections::HashSet<u64> = round.iter().copied().collect();
+    assert_eq!(renewed.len(), 1_000);
+    assert!(
+        round
+            .iter()
+            .enumerate()
+            .all(|(r, id)| *id != r as u64 && id & 0xff_ffff_ffff == r as u64)
+    );
+    // A renewed object has a path of its own, on its slot's host.
+    assert_eq!(c.path(round[7]).split('?').next(), Some("/c/7.1"));
 }
 
 #[test]

@@ -29,6 +29,10 @@ pub(crate) struct CacheArgs {
     /// (default: 1, the URL's host).
     #[arg(long, value_name = "N", requires = "catalogue")]
     pub(crate) vhosts: Option<u32>,
+    /// New objects replacing old ones a second, e.g. 50/s: each replaces one object at the same
+    /// popularity, with a path, size and TTL of its own (default: none).
+    #[arg(long, value_name = "RATE", requires = "catalogue")]
+    pub(crate) churn: Option<String>,
     /// The cache's capacity, bytes (64M) or objects (5000obj): the run file then says what an
     /// LRU of that size should hit (default: only the bounds of any cache).
     #[arg(long, value_name = "SIZE", requires = "catalogue")]
@@ -91,6 +95,7 @@ impl CacheArgs {
             },
             hosts: self.vhosts.unwrap_or(1),
             seed: seed.unwrap_or(1),
+            churn_per_s: self.churn.as_deref().map(churn_rate).transpose()?,
         };
         catalogue.check().map_err(anyhow::Error::msg)?;
         let capacity = self
@@ -100,6 +105,15 @@ impl CacheArgs {
             .transpose()
             .map_err(|e| anyhow::anyhow!("--cache-size {e}"))?;
         Ok(Some((catalogue, capacity)))
+    }
+}
+
+/// `--churn 50/s` or `--churn 50`: objects a second.
+fn churn_rate(text: &str) -> anyhow::Result<f64> {
+    let number = text.trim().strip_suffix("/s").unwrap_or(text.trim());
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => bail!("--churn {text}: give new objects a second, e.g. 50/s"),
     }
 }
 

@@ -259,3 +259,34 @@ on_both_drivers! {
         }
     }
 }
+
+/// `--churn`: new objects replace old ones at the rate asked, counted from the attack's
+/// start, each with a path of its own; without churn the catalogue is all there is.
+#[test]
+fn churn_brings_new_objects_at_its_rate() {
+    let (still_origin, churned) = (origin(), origin());
+    let catalogue = |churn| vload_cache::Catalogue {
+        objects: 50,
+        popularity: vload_cache::Popularity::Uniform,
+        churn_per_s: churn,
+        ..Default::default()
+    };
+    let mut p = plan(still_origin.addr(), "/", closed(2), secs(2.0));
+    p.catalogue = Some(catalogue(None));
+    attack(p);
+    let still = still_origin.stats().requests_by_path.len();
+    assert!(still <= 50, "{still} paths from 50 objects");
+    let mut p = plan(churned.addr(), "/", closed(2), secs(2.0));
+    p.catalogue = Some(catalogue(Some(100.0)));
+    attack(p);
+    let paths = churned.stats().requests_by_path;
+    let renewed = paths.keys().filter(|path| path.contains('.')).count();
+    // 100 new objects a second for 2 s over 50 slots: about 200 renewed objects, never more,
+    // most of them asked (each lives half a second; 190-200 seen at thousands of requests a
+    // second, fewer on a machine loaded enough to slow the loop to a few hundred).
+    assert!(
+        (20..=220).contains(&renewed),
+        "{renewed} renewed of {} paths",
+        paths.len()
+    );
+}

@@ -173,7 +173,8 @@ fn render_classified(out: &mut String, s: &Summary) {
     }
 }
 
-fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheModelRecord) {
+/// The catalogue in words: objects, bytes, laws, and what else shapes it.
+fn catalogue_words(c: &CatalogueRecord) -> String {
     let mut law = format!(
         "{} objects ({}), {}, sizes {}",
         count(c.objects),
@@ -194,6 +195,14 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
     if c.hosts > 1 {
         law.push_str(&format!(", {} hosts", c.hosts));
     }
+    if let Some(churn) = c.churn_per_s {
+        law.push_str(&format!(", {} new objects", rate(churn)));
+    }
+    law
+}
+
+fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheModelRecord) {
+    let law = catalogue_words(c);
     row(
         out,
         "Catalogue",
@@ -203,7 +212,11 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
     let mut names = vec!["any cache from empty".to_owned()];
     let mut values = vec![percent(m.cold_bound)];
     if let Some(ttl) = m.ttl_bound {
-        names.push("any cache under the max-age".into());
+        names.push(if c.churn_per_s.is_some() {
+            "any cache under the churn".into()
+        } else {
+            "any cache under the max-age".into()
+        });
         values.push(percent(ttl));
     }
     if let (Some(capacity), Some(lru)) = (&m.capacity, m.lru_hit_ratio) {
