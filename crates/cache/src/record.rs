@@ -48,11 +48,17 @@ pub fn model_record(
     } else {
         0.0
     };
+    // After a pass every object was asked once: for the cold bound that is as if the cache
+    // had seen endless requests (each object's first request is behind it).
+    let passed = run
+        .warmed
+        .as_ref()
+        .is_some_and(|w| w.until == "pass" && w.reached);
     let prediction = predict(
         Load {
             catalogue,
             rate_per_s: rate,
-            before,
+            before: if passed { u64::MAX >> 16 } else { before },
             window,
         },
         capacity,

@@ -1,12 +1,14 @@
 //! `--warmup-until hit-ratio`: before the attack, a warm-up run of the same load until the
 //! cache is warm, that is until the hit ratio of the last 5 seconds holds still, or until
-//! `--warmup-max`. It is a run of its own (its own connections, not in the run file's
+//! `--warmup-max`. `--warmup-until pass`: a warm-up run that asks every object of the
+//! catalogue (or every target of the list) once, in order, at the same load. It is a run of its own (its own connections, not in the run file's
 //! intervals); the run file keeps what it did (`warmed`), and the cache model counts its
 //! requests as warming the cache.
 
 use std::time::Duration;
 
-use vload_engine::{AttackPlan, Interrupt, Observer, Progress, Stop};
+use anyhow::bail;
+use vload_engine::{AttackPlan, Interrupt, Observer, Pick, Progress, Stop, TargetPlan};
 use vload_schema::{Interval, WarmRecord};
 
 /// Seconds whose hit ratios must hold still.
@@ -64,16 +66,95 @@ impl Observer for WarmWatch {
     }
 }
 
-/// Runs the warm-up of `plan` until warm, at most `max`.
-///
-/// # Errors
-/// No response said hit or miss in its first 5 seconds, or the engine refused the plan.
-pub(crate) fn warm_up(
+/// The warm-up run of one pass over `plan`'s catalogue or target list, at most `max`.
+fn pass_plan(plan: &AttackPlan, max: Duration) -> anyhow::Result<AttackPlan> {
+    let mut warm = plan.clone();
+    warm.warmup = Duration::ZERO;
+    warm.hlog = None;
+    warm.start_at = None;
+    if let Some(c) = &plan.catalogue {
+        // A crawl of the whole catalogue: worker w of W asks objects w, w + W, ...
+        warm.catalogue = Some(vload_cache::Catalogue {
+            popularity: vload_cache::Popularity::Hot {
+                objects: 1.0,
+                requests: 0.0,
+            },
+            one_hit_wonders: 0.0,
+            churn_per_s: None,
+            ..c.clone()
+        });
+        warm.stop = Stop {
+            duration: Some(max),
+            requests: Some(c.objects),
+        };
+    } else if let Some(t) = &plan.targets {
+        if t.sets.len() != 1 || matches!(t.pick, Pick::Random { .. }) {
+            bail!(
+                "--warmup-until pass walks one target list in order, not a --mix or --pick random; give --warmup-until hit-ratio"
+            );
+        }
+        warm.targets = Some(TargetPlan {
+            passes: Some(1),
+            pick: Pick::Sequential,
+            ..t.clone()
+        });
+        warm.stop = Stop {
+            duration: Some(max),
+            requests: None,
+        };
+    } else {
+        bail!("--warmup-until pass needs a --catalogue or a target list to pass over");
+    }
+    Ok(warm)
+}
+
+/// Runs one pass over the catalogue or the target list before the attack.
+fn warm_by_pass(
     plan: &AttackPlan,
     max: Duration,
     session: &Interrupt,
     quiet: bool,
 ) -> anyhow::Result<WarmRecord> {
+    let warm_plan = pass_plan(plan, max)?;
+    if !quiet {
+        crate::paint::say!("vload: warming up with one pass over every object");
+    }
+    let run = vload_engine::run(warm_plan, &mut (), session)?;
+    let classified = run.cache.hit + run.cache.miss;
+    let record = WarmRecord {
+        until: "pass".into(),
+        // Ended by its count, not by --warmup-max or Ctrl-C.
+        reached: !run.interrupted && run.window.measured_s < max.as_secs_f64() - 1e-3,
+        seconds: run.window.measured_s,
+        max_s: max.as_secs_f64(),
+        requests: run.totals.sent,
+        hit_ratio: (classified > 0).then(|| run.cache.hit as f64 / classified as f64),
+    };
+    if !quiet {
+        crate::paint::say!(
+            "vload: {}",
+            vload_analyze::render::report::text::warmed_line(&record)
+        );
+    }
+    Ok(record)
+}
+
+/// Runs the warm-up of `plan`: one pass over its objects (`pass`), or until warm; at most
+/// `max`.
+///
+/// # Errors
+/// No response said hit or miss in its first 5 seconds, a pass with nothing to pass over,
+/// or the engine refused the plan.
+pub(crate) fn warm_up(
+    plan: &AttackPlan,
+    pass: bool,
+    max: Duration,
+    session: &Interrupt,
+    quiet: bool,
+) -> anyhow::Result<WarmRecord> {
+    if pass {
+        return warm_by_pass(plan, max, session, quiet);
+    }
     let mut warm_plan = plan.clone();
     warm_plan.warmup = Duration::ZERO;
     warm_plan.stop = Stop {

@@ -48,8 +48,9 @@ pub(crate) struct CacheArgs {
     #[arg(long, value_name = "METHOD", requires = "purge_every")]
     pub(crate) purge_method: Option<String>,
     /// Before the attack, warm the cache with the same load until its hit ratio holds still
-    /// (the last 5 s each within a point, no longer rising): hit-ratio (default: only --warmup).
-    #[arg(long, value_name = "RULE", value_parser = ["hit-ratio"])]
+    /// (the last 5 s each within a point, no longer rising): hit-ratio; or with one pass over
+    /// the --catalogue or the target list, every object once: pass (default: only --warmup).
+    #[arg(long, value_name = "RULE", value_parser = ["hit-ratio", "pass"])]
     pub(crate) warmup_until: Option<String>,
     /// The longest --warmup-until may warm, e.g. 2m (default: 5m).
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "warmup_until")]

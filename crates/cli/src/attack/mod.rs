@@ -158,10 +158,11 @@ impl Session {
             .zip(args.load.max_duration)
             .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
         let warmed = match &args.cache.warmup_until {
-            Some(_) => {
+            Some(rule) => {
                 let max = args.cache.warmup_max.unwrap_or(Duration::from_secs(300));
                 Some(crate::warm::warm_up(
                     &plan,
+                    rule == "pass",
                     max,
                     &self.interrupt,
                     args.output.quiet,

@@ -165,3 +165,71 @@ fn a_warm_up_until_warm_refuses_a_server_that_never_says_hit_or_miss() {
         "{err}"
     );
 }
+
+#[test]
+fn a_warm_up_of_one_pass_asks_each_target_once_before_the_attack() {
+    let _serial = serial();
+    let dir = Scratch::new("warm-pass");
+    let list = dir.path("list.txt");
+    std::fs::write(
+        &list,
+        (0..40).map(|i| format!("/u/{i}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let origin = crate::util::origin();
+    let out = dir.path("pass.json");
+    run(
+        vload().args([
+            "attack",
+            "--urls",
+            list.to_str().unwrap(),
+            "--warmup-until",
+            "pass",
+            "-n",
+            "10",
+            "-c",
+            "3",
+            "--no-progress",
+            "--quiet",
+            "-o",
+            out.to_str().unwrap(),
+            &origin.url(),
+        ]),
+        0,
+    );
+    let run_file = read_run(&out);
+    let warmed = run_file.warmed.as_ref().unwrap();
+    assert!(warmed.reached && warmed.until == "pass", "{warmed:?}");
+    assert_eq!(warmed.requests, 40);
+    // Every URL once in the pass, then the attack's 10 from the list's start.
+    let by_path = origin.stats().requests_by_path;
+    assert_eq!(by_path.len(), 40);
+    assert_eq!(by_path.values().sum::<u64>(), 50);
+    assert!(by_path.values().all(|n| (1..=2).contains(n)), "{by_path:?}");
+    for (args, needle) in [
+        (
+            vec!["--warmup-until", "pass"],
+            "needs a --catalogue or a target list",
+        ),
+        (
+            vec![
+                "--warmup-until",
+                "pass",
+                "--mix",
+                &format!("{}:1,{}:2", list.display(), list.display()),
+            ],
+            "walks one target list in order",
+        ),
+    ] {
+        let o = run(
+            vload()
+                .arg("attack")
+                .args(&args)
+                .args(["-n", "1", "--no-progress", &origin.url()]),
+            2,
+        );
+        let err = stderr(&o);
+        let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+        assert!(errors.len() == 1 && errors[0].contains(needle), "{err}");
+    }
+}

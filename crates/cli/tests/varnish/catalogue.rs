@@ -221,3 +221,40 @@ fn a_warm_up_until_the_hit_ratio_holds_still_ends_when_warm() {
         "{text}"
     );
 }
+
+#[test]
+fn a_warm_up_of_one_pass_asks_every_object_once() {
+    if !have_varnish("a_warm_up_of_one_pass_asks_every_object_once") {
+        return;
+    }
+    let _serial = serial();
+    let stack = Stack::start("catalogue.vcl");
+    let out = stack.dir.join("pass.json");
+    let report = vload(&[
+        "attack",
+        "--catalogue",
+        "2000",
+        "--warmup-until",
+        "pass",
+        "-c",
+        "4",
+        "-n",
+        "4000",
+        "-o",
+        out.to_str().unwrap(),
+        &stack.url(),
+    ]);
+    let run = read_run(&out);
+    let warmed = run.warmed.as_ref().unwrap();
+    assert!(warmed.reached, "{warmed:?}");
+    assert_eq!(warmed.requests, 2_000);
+    // The pass fetched every object once from the origin, so the attack after it only hits
+    // (2,000 objects of 4 KiB fit in 256 MB, and Varnish's default TTL outlives the run).
+    assert_eq!(stack.origin.stats().requests_total, 2_000);
+    assert_eq!((run.cache.hit, run.cache.miss), (4_000, 0));
+    // The model knows every first request is behind the cache: no cold misses are left.
+    let model = run.cache_model.as_ref().unwrap();
+    assert!(model.cold_bound > 0.9999, "{model:?}");
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("warmed by one pass"), "{text}");
+}

@@ -15,7 +15,11 @@ pub(super) fn render_cache(out: &mut String, s: &Summary) {
         row(
             out,
             "Warm-up run",
-            "[until the hit ratio held still]",
+            if w.until == "pass" {
+                "[one pass over every object]"
+            } else {
+                "[until the hit ratio held still]"
+            },
             &format!("{sign}{}", warmed_line(w)),
         );
     }
@@ -107,6 +111,18 @@ fn seconds_text(s: f64) -> String {
 /// One line on a warm-up run until warm, for the report and vload's own status line.
 pub fn warmed_line(w: &WarmRecord) -> String {
     let ratio = w.hit_ratio.map_or_else(|| "n/a".to_owned(), percent);
+    if w.until == "pass" {
+        let done = if w.reached {
+            "warmed by one pass"
+        } else {
+            "one pass cut short by --warmup-max"
+        };
+        return format!(
+            "{done}: {} requests in {:.1} s, every object asked once (it hit {ratio})",
+            count(w.requests),
+            w.seconds
+        );
+    }
     if w.reached {
         format!(
             "warm after {:.0} s and {} requests: the hit ratio held still at {ratio} over the last 5 s",
