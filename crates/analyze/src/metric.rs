@@ -28,13 +28,21 @@ pub enum Metric {
     HitRatio,
     /// CPU time of the watched server process per completed request (`--watch-pid`).
     ServerCpu,
+    /// Cache hits over hits and misses, by the server's own counters (`--server-stats`).
+    ServerHitRatio,
+    /// Requests the server sent to its origin over the requests it was sent: what the cache
+    /// does not spare the origin (`--server-stats`; lower is better).
+    OriginShare,
+    /// Objects the cache evicted to make room, per request it was sent (`--server-stats`),
+    /// shown per 100 requests.
+    Evictions,
     /// A sweep's capacity at its SLO: the highest step rate that met it (`vload sweep`).
     Capacity,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 12] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -44,6 +52,9 @@ impl Metric {
         Metric::ErrorRate,
         Metric::HitRatio,
         Metric::ServerCpu,
+        Metric::ServerHitRatio,
+        Metric::OriginShare,
+        Metric::Evictions,
     ];
 
     /// Name in tables.
@@ -58,6 +69,9 @@ impl Metric {
             Metric::ErrorRate => "error rate",
             Metric::HitRatio => "hit ratio",
             Metric::ServerCpu => "server CPU/req",
+            Metric::ServerHitRatio => "server hit ratio",
+            Metric::OriginShare => "origin req/req",
+            Metric::Evictions => "evictions/req",
             Metric::Capacity => "capacity at SLO",
         }
     }
@@ -75,23 +89,40 @@ impl Metric {
 
     /// True for ratios (compared on logs), false for proportions (compared in percentage points).
     pub fn is_ratio(self) -> bool {
-        !matches!(self, Metric::ErrorRate | Metric::HitRatio)
+        !self.is_proportion()
+    }
+
+    /// True for the metrics compared in percentage points.
+    fn is_proportion(self) -> bool {
+        matches!(
+            self,
+            Metric::ErrorRate
+                | Metric::HitRatio
+                | Metric::ServerHitRatio
+                | Metric::OriginShare
+                | Metric::Evictions
+        )
+    }
+
+    /// True for the metrics read from the server's own account, shown only when a run has it.
+    pub fn is_server_side(self) -> bool {
+        matches!(
+            self,
+            Metric::ServerCpu | Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions
+        )
     }
 
     /// True for throughput, hit ratio and capacity.
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Metric::Throughput | Metric::HitRatio | Metric::Capacity
+            Metric::Throughput | Metric::HitRatio | Metric::ServerHitRatio | Metric::Capacity
         )
     }
 
     /// True for the metrics where a difference reads as faster or slower.
     pub fn is_speed(self) -> bool {
-        !matches!(
-            self,
-            Metric::ErrorRate | Metric::HitRatio | Metric::ServerCpu | Metric::Capacity
-        )
+        !self.is_proportion() && !matches!(self, Metric::ServerCpu | Metric::Capacity)
     }
 
     /// Equivalence margin: percent for ratios, percentage points for proportions.
@@ -104,6 +135,8 @@ impl Metric {
             Metric::ErrorRate => 0.1,
             Metric::HitRatio => 0.5,
             Metric::ServerCpu => 3.0,
+            Metric::ServerHitRatio | Metric::OriginShare => 0.5,
+            Metric::Evictions => 1.0,
             Metric::Capacity => 2.0,
         }
     }
@@ -138,6 +171,9 @@ impl Metric {
                 .and_then(|s| s.process.as_ref())
                 .filter(|_| t.completed > 0)
                 .map(|p| p.cpu_s() * 1e9 / t.completed as f64),
+            Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
+                server_share(self, run)
+            }
             quantile => {
                 let q = quantile.quantile().expect("the rest are quantiles");
                 if primary.moments.n < samples_needed(q) {
@@ -158,8 +194,29 @@ impl Metric {
     pub fn format(self, value: f64) -> String {
         match self {
             Metric::Throughput | Metric::Capacity => units::rate(value),
-            Metric::ErrorRate | Metric::HitRatio => units::percent(value),
+            // Evictions too: per 100 requests, as their difference is in points.
+            Metric::ErrorRate
+            | Metric::HitRatio
+            | Metric::ServerHitRatio
+            | Metric::OriginShare
+            | Metric::Evictions => units::percent(value),
             _ => units::duration_ns(value),
         }
+    }
+}
+
+/// A share from the server's counters over the span they cover: hits over hits and misses,
+/// origin requests or evictions over client requests.
+fn server_share(metric: Metric, run: &RunFile) -> Option<f64> {
+    let varnish = run.server.as_ref()?.varnish.as_ref()?;
+    let c = |name: &str| varnish.counters.get(name).copied();
+    let share = |n: u64, of: u64| (of > 0).then(|| n as f64 / of as f64);
+    match metric {
+        Metric::ServerHitRatio => {
+            let (hit, miss) = (c("cache_hit")?, c("cache_miss")?);
+            share(hit, hit + miss)
+        }
+        Metric::OriginShare => share(varnish.backend_requests(), c("client_req")?),
+        _ => share(c("n_lru_nuked")?, c("client_req")?),
     }
 }

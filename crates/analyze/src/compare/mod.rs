@@ -64,10 +64,10 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
     let first = &runs_a[0];
     let mode = first.plan.mode;
     let mut rows = Vec::new();
-    let watched = |r: &RunFile| r.server.as_ref().is_some_and(|s| s.process.is_some());
     for metric in Metric::ALL {
-        // Server CPU only when some run watched the server.
-        if metric == Metric::ServerCpu && !runs_a.iter().chain(runs_b).any(watched) {
+        // The server's rows only when some run kept what they read.
+        let kept = |r: &RunFile| metric.of(r).is_ok_and(|v| v.is_some());
+        if metric.is_server_side() && !runs_a.iter().chain(runs_b).any(kept) {
             continue;
         }
         let va = runs_a
@@ -83,7 +83,12 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
             for (side, run) in [(&mut row.a, &runs_a[0]), (&mut row.b, &runs_b[0])] {
                 side.within_run = crate::within_run::within_run(metric, run)?;
                 if side.within_run.is_none() && side.median.is_some() {
-                    side.within_run_missing = Some(crate::within_run::missing(run));
+                    side.within_run_missing =
+                        Some(if metric.is_server_side() && metric != Metric::ServerCpu {
+                            "the server's counters cover the window, not each second".into()
+                        } else {
+                            crate::within_run::missing(run)
+                        });
                 }
             }
         }

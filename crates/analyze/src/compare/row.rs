@@ -215,6 +215,9 @@ pub fn compare_metric(
         row.note = Some(match metric {
             Metric::HitRatio => "n/a: no cache headers to classify".into(),
             Metric::ServerCpu => "n/a: a run did not watch the server (--watch-pid)".into(),
+            Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
+                "n/a: a run kept no server counters (--server-stats)".into()
+            }
             _ => "n/a: too few samples in some run".into(),
         });
         return row;

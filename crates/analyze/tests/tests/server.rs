@@ -105,3 +105,52 @@ fn server_cpu_per_request_is_compared_when_watched() {
     let c = vload_analyze::compare::compare(("a", &plain("a")), ("b", &plain("b"))).unwrap();
     assert!(c.rows.iter().all(|r| r.metric != Metric::ServerCpu));
 }
+
+#[test]
+fn the_servers_own_hit_ratio_offload_and_evictions_are_compared() {
+    // A small cache against a large one, five runs a side: the small one hits 60% by its own
+    // count, sends 40% of requests to the origin and evicts 0.3 objects a request.
+    let runs = |label: &str, hit: f64, nuked: f64, seed: u64| -> Vec<RunFile> {
+        (0..5)
+            .map(|i| {
+                let run = synthetic(label, 6, 2_000, 200_000.0, seed + i);
+                let n = run.totals.completed;
+                let jitter = 1.0 + 0.005 * i as f64;
+                let hits = (n as f64 * hit * jitter).min(n as f64) as u64;
+                let mut run = with_server(run, n, hits, 1.0);
+                let counters = &mut run
+                    .server
+                    .as_mut()
+                    .unwrap()
+                    .varnish
+                    .as_mut()
+                    .unwrap()
+                    .counters;
+                counters.insert("vbe_req".into(), n - hits);
+                counters.insert("n_lru_nuked".into(), (n as f64 * nuked * jitter) as u64);
+                run
+            })
+            .collect()
+    };
+    let (small, large) = (runs("small", 0.6, 0.3, 10), runs("large", 0.9, 0.0, 20));
+    let c = vload_analyze::compare::compare(("small", &small), ("large", &large)).unwrap();
+    let row = |m: Metric| c.rows.iter().find(|r| r.metric == m).unwrap();
+    for metric in [
+        Metric::ServerHitRatio,
+        Metric::OriginShare,
+        Metric::Evictions,
+    ] {
+        assert_eq!(row(metric).verdict, Verdict::BBetter, "{:?}", row(metric));
+    }
+    // In percentage points: 60% to 90% by the server's count, 40% to 10% of requests sent on.
+    assert!((row(Metric::ServerHitRatio).delta.unwrap() - 30.0).abs() < 1.5);
+    assert!((row(Metric::OriginShare).delta.unwrap() + 30.0).abs() < 1.5);
+    let text = vload_analyze::render::compare::text(&c);
+    for name in ["server hit ratio", "origin req/req", "evictions/req"] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    // Without --server-stats on any run, none of these rows.
+    let plain = |label: &str| vec![synthetic(label, 6, 2_000, 200_000.0, 1)];
+    let c = vload_analyze::compare::compare(("a", &plain("a")), ("b", &plain("b"))).unwrap();
+    assert!(c.rows.iter().all(|r| !r.metric.is_server_side()));
+}

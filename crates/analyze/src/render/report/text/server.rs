@@ -85,10 +85,11 @@ fn render_varnish(
         "",
         "[backend requests, sess_conn, lru_nuked]",
         &format!(
-            "{}, {}, {}  (vload opened {} connections)",
+            "{}, {}, {}  (origin requests per request {}; vload opened {} connections)",
             count(v.backend_requests()),
             c("sess_conn"),
             c("n_lru_nuked"),
+            ratio(v.backend_requests(), requests),
             count(span.connections)
         ),
     );
