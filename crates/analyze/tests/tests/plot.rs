@@ -38,9 +38,10 @@ fn plot_is_well_formed_and_has_every_runs_series() {
         .filter(|n| n.has_tag_name("h2"))
         .map(|n| n.text().unwrap_or_default().to_owned())
         .collect();
-    // Latency, throughput, a heatmap for each run, the percentile curve; no errors chart,
-    // since neither run had an error.
-    assert_eq!(headings.len(), 5, "{headings:?}");
+    // Latency, throughput, a heatmap for each run, the hit ratio (the synthetic runs'
+    // responses say hit or miss), the percentile curve; no errors chart, since neither run
+    // had an error, and no server CPU, since neither watched one.
+    assert_eq!(headings.len(), 6, "{headings:?}");
     assert!(
         !headings.iter().any(|h| h.starts_with("Errors")),
         "{headings:?}"
@@ -271,4 +272,62 @@ fn the_rate_asked_the_warm_up_and_no_knee_for_a_ramp() {
             "the axis title at {x} overlaps ticks {widest} characters wide"
         );
     }
+}
+
+/// A cache's hit ratio and a watched server's CPU get charts of their own over time, a line
+/// a run, grouped by label like the rest; runs without them get none.
+#[test]
+fn the_servers_side_is_drawn_over_time_when_a_run_has_it() {
+    let with_server = |label: &str, seed: u64, ratio: f64, cpu: f64| {
+        let mut run = synthetic(label, 8, 2_000, 250_000.0, seed);
+        for interval in &mut run.intervals {
+            let n = interval.completed;
+            interval.hits = (n as f64 * ratio) as u64;
+            interval.misses = n - interval.hits;
+            interval.server_cpu_s = Some(cpu * interval.duration_s);
+        }
+        run
+    };
+    let runs: Vec<(String, vload_schema::RunFile)> = [
+        ("small-1", "small", 1, 0.6, 0.9),
+        ("small-2", "small", 2, 0.62, 0.95),
+        ("large-1", "large", 3, 0.9, 0.5),
+        ("large-2", "large", 4, 0.91, 0.55),
+    ]
+    .into_iter()
+    .map(|(name, label, seed, ratio, cpu)| (name.to_owned(), with_server(label, seed, ratio, cpu)))
+    .collect();
+    let page = vload_analyze::render::plot::html(&runs).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("the page is well-formed XML");
+    let headings: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("h2"))
+        .map(|n| n.text().unwrap_or_default().to_owned())
+        .collect();
+    for title in [
+        "Hit ratio over time",
+        "Server CPU over time",
+        "Server CPU per request",
+    ] {
+        assert!(
+            headings.iter().any(|h| h.starts_with(title)),
+            "{title}: {headings:?}"
+        );
+    }
+    // Each label's median and each run thin around it, in every chart of the server.
+    let series: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    for name in ["small", "large", "small-1", "large-2"] {
+        assert!(series.contains(&name), "{name}: {series:?}");
+    }
+    let mut run = synthetic("a", 8, 2_000, 250_000.0, 1);
+    for interval in &mut run.intervals {
+        (interval.hits, interval.misses) = (0, 0);
+    }
+    let plain = vec![("a".to_owned(), run)];
+    let page = vload_analyze::render::plot::html(&plain).unwrap();
+    assert!(!page.contains("Hit ratio over time") && !page.contains("Server CPU"));
 }

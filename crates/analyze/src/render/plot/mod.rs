@@ -128,6 +128,7 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
             &page.over_time,
         ));
     }
+    out.push_str(&page.server_charts());
     out.push_str(&page.percentile_chart());
     out.push_str(FOOT);
     Ok(out)
@@ -187,6 +188,42 @@ impl Page<'_> {
             &rate_lines,
             &self.over_time,
         ));
+        out
+    }
+
+    /// The cache's hit ratio and the server's CPU over time, when some run has them.
+    fn server_charts(&self) -> String {
+        let mut out = String::new();
+        let chart =
+            |out: &mut String, title: &str, label, pick: &dyn Fn(&RunSeries) -> &[(f64, f64)]| {
+                if self.series.iter().any(|s| !pick(s).is_empty()) {
+                    out.push_str(&chart_with(
+                        title,
+                        &self.time,
+                        &per_second(label),
+                        &self.lines(pick, "", "none"),
+                        &self.over_time,
+                    ));
+                }
+            };
+        chart(
+            &mut out,
+            "Hit ratio over time (hits over classified responses, each second)",
+            "hit ratio, %",
+            &|s| &s.hit_ratio,
+        );
+        chart(
+            &mut out,
+            "Server CPU over time (cores the watched server kept busy, --watch-pid)",
+            "cores",
+            &|s| &s.server_cores,
+        );
+        chart(
+            &mut out,
+            "Server CPU per request over time (µs of the server's CPU a completed request)",
+            "µs per request",
+            &|s| &s.server_cpu_per_request,
+        );
         out
     }
 

@@ -38,6 +38,12 @@ pub(super) struct RunSeries {
     pub(super) kind: LatencyKind,
     /// Per measured interval (or warm-up one): its span and its latency histogram.
     pub(super) histograms: Vec<(f64, f64, hdrhistogram::Histogram<u64>)>,
+    /// Per interval with classified responses: the hit ratio, in percent.
+    pub(super) hit_ratio: Vec<(f64, f64)>,
+    /// Per interval of a watched server (`--watch-pid`): the cores it kept busy, and its CPU
+    /// per completed request in µs.
+    pub(super) server_cores: Vec<(f64, f64)>,
+    pub(super) server_cpu_per_request: Vec<(f64, f64)>,
     /// Failed requests over the whole run, warm-up included.
     pub(super) failed: u64,
     pub(super) summary: Summary,
@@ -62,6 +68,9 @@ impl RunSeries {
             warmups: Vec::new(),
             kind: run.latency.primary,
             histograms: Vec::new(),
+            hit_ratio: Vec::new(),
+            server_cores: Vec::new(),
+            server_cpu_per_request: Vec::new(),
             failed: 0,
             summary: Summary::of(run)?,
             sweep: run.sweep.clone(),
@@ -92,6 +101,18 @@ impl RunSeries {
                 match series.warmups.last_mut() {
                     Some(last) if (last.1 - interval.start_s).abs() < 0.05 => last.1 = end,
                     _ => series.warmups.push((interval.start_s, end)),
+                }
+            }
+            let classified = interval.hits + interval.misses;
+            if classified > 0 {
+                let ratio = interval.hits as f64 / classified as f64;
+                series.hit_ratio.push((t, 100.0 * ratio));
+            }
+            if let Some(cpu) = interval.server_cpu_s.filter(|c| c.is_finite()) {
+                series.server_cores.push((t, cpu / seconds));
+                if interval.completed > 0 {
+                    let per_request = cpu * 1e6 / interval.completed as f64;
+                    series.server_cpu_per_request.push((t, per_request));
                 }
             }
             let failed: u64 = interval.errors.values().sum();
