@@ -89,11 +89,61 @@ fn bases() -> Vec<String> {
         "verdict": {"max_rate_per_s": 5.0, "first_failing_per_s": 10.0,
             "fell_behind_per_s": null, "stopped_by": "slo", "summary": "capacity 5/s"}
     });
+    // Breakdowns: one group holding the whole window, as vload writes it, and a second
+    // breakdown split in two, so that mutations reach their validation, report and merge.
+    let mut broken_down = RunFile::from_json(&golden).unwrap();
+    let mut classes = vload_schema::StatusClasses::default();
+    for (code, n) in &broken_down.totals.status_codes {
+        classes.count_n(*code, *n);
+    }
+    let whole = vload_schema::Group {
+        name: "all".into(),
+        requests: broken_down.totals.completed,
+        errors: broken_down.totals.errors.values().map(|e| e.count).sum(),
+        status_classes: classes,
+        cache: vload_schema::GroupCache {
+            hit: broken_down.cache.hit,
+            miss: broken_down.cache.miss,
+            unknown: broken_down.cache.unknown,
+            ..Default::default()
+        },
+        bytes_in: broken_down.totals.bytes_in,
+        latency: broken_down.latency.primary().clone(),
+    };
+    let none = vload_schema::Group {
+        name: "(other)".into(),
+        requests: 0,
+        errors: 0,
+        status_classes: Default::default(),
+        cache: Default::default(),
+        bytes_in: 0,
+        latency: vload_schema::LatencyRecord {
+            histogram: vload_schema::EncodedHistogram::encode(&vload_schema::new_histogram(
+                &Default::default(),
+            ))
+            .unwrap(),
+            moments: vload_schema::Moments::new(),
+        },
+    };
+    broken_down.breakdowns = vec![
+        vload_schema::Breakdown {
+            by: "status".into(),
+            folded: 0,
+            groups: vec![whole.clone()],
+        },
+        vload_schema::Breakdown {
+            by: "host".into(),
+            folded: 3,
+            groups: vec![whole, none],
+        },
+    ];
+    broken_down.validate().expect("the breakdown base is valid");
     vec![
         golden,
         closed.to_string(),
         long.to_string(),
         sweep.to_string(),
+        broken_down.to_json(),
     ]
 }
 

@@ -87,13 +87,13 @@ impl GroupCache {
         (classified > 0).then(|| hits as f64 / classified as f64)
     }
 
-    /// Adds `other`'s counts.
+    /// Adds `other`'s counts (saturating: a hostile file's counts must not wrap).
     pub fn add(&mut self, other: &GroupCache) {
-        self.hit += other.hit;
-        self.stale += other.stale;
-        self.miss += other.miss;
-        self.pass += other.pass;
-        self.unknown += other.unknown;
+        self.hit = self.hit.saturating_add(other.hit);
+        self.stale = self.stale.saturating_add(other.stale);
+        self.miss = self.miss.saturating_add(other.miss);
+        self.pass = self.pass.saturating_add(other.pass);
+        self.unknown = self.unknown.saturating_add(other.unknown);
     }
 }
 

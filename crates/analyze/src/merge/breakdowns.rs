@@ -96,9 +96,10 @@ fn merge_one(by: &str, all: &[(&str, &Breakdown)]) -> Result<Breakdown, MergeErr
 
 fn add(acc: &mut Acc, g: &Group, run: &str) -> Result<(), MergeError> {
     let a = &mut acc.group;
-    a.requests += g.requests;
-    a.errors += g.errors;
-    a.bytes_in += g.bytes_in;
+    // Saturating, as the merge's other sums: a hostile file's counts must not wrap.
+    a.requests = a.requests.saturating_add(g.requests);
+    a.errors = a.errors.saturating_add(g.errors);
+    a.bytes_in = a.bytes_in.saturating_add(g.bytes_in);
     a.status_classes.add(&g.status_classes);
     a.cache.add(&g.cache);
     add_record(&mut acc.latency, &g.latency, run)
