@@ -165,7 +165,14 @@ fn ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand() {
         "{} misses",
         run.cache.miss
     );
-    assert_eq!(run.cache.hit + run.cache.miss, run.totals.completed);
+    // Every response said hit or miss; on a loaded machine a few requests may time out
+    // instead (3 of 20,000 beside stress-ng at load 17), counted as errors, not responses.
+    let errors: u64 = run.totals.errors.values().map(|e| e.count).sum();
+    assert!(errors <= run.totals.completed / 1_000, "{errors} errors");
+    assert_eq!(
+        run.cache.hit + run.cache.miss + errors,
+        run.totals.completed
+    );
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(
         text.contains("Purges") && text.contains("extra misses"),

