@@ -60,13 +60,12 @@ fn hello_vcl_hits_after_warmup_with_exactly_one_backend_request() {
         "{} {hits}",
         counter(&run, "cache_hit")
     );
+    // Either way: beside stress-ng at load 16 Varnish also counted more lookups than vload
+    // completed in the span (a request taken up in the warm-up, looked up after the warm-up's
+    // snapshot, counts in vload's warm-up and in Varnish's window), within the same slack.
     assert!(
         lookups.abs_diff(completed) <= slack,
         "{lookups} {completed}"
-    );
-    assert!(
-        lookups <= completed,
-        "Varnish never counts more than was sent"
     );
     let process = run.server.as_ref().unwrap().process.as_ref().unwrap();
     assert_eq!(process.processes, 2, "varnishd and its worker process");
