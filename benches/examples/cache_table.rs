@@ -23,7 +23,7 @@ fn main() {
         let varnish = run
             .server
             .as_ref()
-            .and_then(|s| s.varnish.as_ref())
+            .and_then(|s| s.stats.as_ref())
             .expect("a run with --server-stats varnish");
         let c = |n: &str| varnish.counters.get(n).copied().unwrap_or(0) as f64;
         let held = varnish.gauges.get("n_object").copied().unwrap_or(0);

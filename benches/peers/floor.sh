@@ -77,4 +77,16 @@ for c in sorted({c for c, _ in rows}):
         rs = rows[(c, tool)]
         r, cpu, user, server = (statistics.median(x[k] for x in rs) for k in range(4))
         print(f"| {c:,} | {tool} | {r:,.0f} | {r / wr:.2f}x | {cpu:.2f} | {cpu / wc:.2f}x | {user:.2f} | {server:.2f} |")
+# The goal's figure: vload's CPU per request over the epoll floor's in the same round, the
+# median and the spread of the rounds, with user and system time per request of each.
+print()
+print("| connections | vload / floor-epoll CPU, median [min, max] | vload user, system µs/req | floor user, system µs/req |")
+print("| ---: | ---: | ---: | ---: |")
+for c in sorted({c for c, _ in rows}):
+    v, f = rows[(c, "vload")], rows[(c, "floor-epoll")]
+    ratios = [a[1] / b[1] for a, b in zip(v, f)]
+    med = lambda xs: statistics.median(xs)
+    vu, fu = med(x[2] for x in v), med(x[2] for x in f)
+    vs, fs = med(x[1] - x[2] for x in v), med(x[1] - x[2] for x in f)
+    print(f"| {c:,} | {med(ratios):.2f}x [{min(ratios):.2f}, {max(ratios):.2f}] | {vu:.2f}, {vs:.2f} | {fu:.2f}, {fs:.2f} |")
 PY

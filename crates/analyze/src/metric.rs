@@ -208,15 +208,14 @@ impl Metric {
 /// A share from the server's counters over the span they cover: hits over hits and misses,
 /// origin requests or evictions over client requests.
 fn server_share(metric: Metric, run: &RunFile) -> Option<f64> {
-    let varnish = run.server.as_ref()?.varnish.as_ref()?;
-    let c = |name: &str| varnish.counters.get(name).copied();
+    let c = run.server.as_ref()?.stats.as_ref()?.common;
     let share = |n: u64, of: u64| (of > 0).then(|| n as f64 / of as f64);
     match metric {
         Metric::ServerHitRatio => {
-            let (hit, miss) = (c("cache_hit")?, c("cache_miss")?);
+            let (hit, miss) = (c.hits?, c.misses?);
             share(hit, hit + miss)
         }
-        Metric::OriginShare => share(varnish.backend_requests(), c("client_req")?),
-        _ => share(c("n_lru_nuked")?, c("client_req")?),
+        Metric::OriginShare => share(c.origin_requests?, c.requests?),
+        _ => share(c.evictions?, c.requests?),
     }
 }

@@ -122,9 +122,9 @@ pub struct Summary {
 /// The server's counters and CPU next to vload's own counts for the same span.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerSummary {
-    /// Varnish's counters, as recorded.
-    pub varnish: Option<vload_schema::VarnishRecord>,
-    /// vload's counts over the span Varnish's counters cover.
+    /// The server's counters, as recorded.
+    pub stats: Option<vload_schema::StatsRecord>,
+    /// vload's counts over the span the server's counters cover.
     pub vload_span: Option<SpanCounts>,
     /// The watched process's CPU over the measured window.
     pub process: Option<vload_schema::ProcessRecord>,
@@ -161,13 +161,13 @@ impl ServerSummary {
             connections: run.intervals.iter().map(|i| i.connections_opened).sum(),
         };
         let mut findings = Vec::new();
-        let vload_span = server.varnish.as_ref().map(|v| {
+        let vload_span = server.stats.as_ref().map(|v| {
             let span = if v.covers == "attack" {
                 whole
             } else {
                 measured
             };
-            findings.extend(varnish_findings(v, span, run.plan.connections));
+            findings.extend(stats_findings(v, span, run.plan.connections));
             span
         });
         let seconds = run.window.measured_s + run.window.wait_s;
@@ -176,7 +176,7 @@ impl ServerSummary {
             .as_ref()
             .map(vload_schema::ProcessRecord::cpu_s);
         Some(ServerSummary {
-            varnish: server.varnish.clone(),
+            stats: server.stats.clone(),
             vload_span,
             process: server.process.clone(),
             cpu_per_request_ns: cpu
@@ -188,60 +188,53 @@ impl ServerSummary {
     }
 }
 
-/// What Varnish's counters say that vload's do not, or that contradicts them.
-fn varnish_findings(
-    v: &vload_schema::VarnishRecord,
+/// What the server's counters say that vload's do not, or that contradicts them, and the
+/// troubles its counters name.
+fn stats_findings(
+    v: &vload_schema::StatsRecord,
     vload: SpanCounts,
     connections: u32,
 ) -> Vec<String> {
     use crate::units::{count, percent};
-    let c = |name: &str| v.counters.get(name).copied().unwrap_or(0);
+    let name = v.display_name();
     let mut findings = Vec::new();
-    let (requests, hits) = (c("client_req"), c("cache_hit"));
     // Requests in flight at the span's edges may fall on either side of it.
     let slack = 2 * u64::from(connections) + vload.completed / 100;
-    if requests.abs_diff(vload.completed) > slack {
+    if let Some(requests) = v.common.requests
+        && requests.abs_diff(vload.completed) > slack
+    {
+        let stale = if v.source == "varnish" {
+            ", or its counters were stale (start varnishd with -p feature=+busy_stats_rate)"
+        } else {
+            ""
+        };
         findings.push(format!(
-            "Varnish counted {} client requests, vload completed {}: another client is using this Varnish, requests were lost between them, or its counters were stale (start varnishd with -p feature=+busy_stats_rate)",
+            "{name} counted {} client requests, vload completed {}: another client is using this {name}, or requests were lost between them{stale}",
             count(requests),
             count(vload.completed)
         ));
     }
-    if requests > 0 && vload.completed > 0 {
+    if let (Some(requests), Some(hits)) = (v.common.requests, v.common.hits)
+        && requests > 0
+        && vload.completed > 0
+    {
         let theirs = hits as f64 / requests as f64;
         let ours = vload.hits as f64 / vload.completed as f64;
         if (theirs - ours).abs() > 0.01 {
             findings.push(format!(
-                "hit ratio disagrees: Varnish {} (cache_hit / client_req), vload {} (from response headers): a layer in between rewrites X-Varnish, or the classification does not fit this setup",
+                "hit ratio disagrees: {name} {} (hits / client requests), vload {} (from response headers): a layer in between rewrites the cache headers, or the classification does not fit this setup",
                 percent(theirs),
                 percent(ours)
             ));
         }
     }
-    for (name, what) in [
-        (
-            "threads_limited",
-            "Varnish wanted more worker threads than thread_pool_max allows",
-        ),
-        (
-            "sess_dropped",
-            "Varnish dropped sessions (thread queue full)",
-        ),
-        (
-            "req_dropped",
-            "Varnish dropped requests (HTTP/2 queue full)",
-        ),
-        ("sess_fail", "Varnish failed to accept sessions"),
-        (
-            "n_lru_nuked",
-            "the cache was full: objects were evicted, so hits are fewer than the workload allows",
-        ),
-        ("backend_fail", "Varnish failed to connect to its backend"),
-        ("fetch_failed", "backend fetches failed"),
-    ] {
-        if c(name) > 0 {
-            findings.push(format!("{what} ({name} {})", count(c(name))));
-        }
+    for trouble in &v.troubles {
+        findings.push(format!(
+            "{} ({} {})",
+            trouble.meaning,
+            trouble.counter,
+            count(trouble.value)
+        ));
     }
     findings
 }
@@ -281,9 +274,14 @@ impl Summary {
         });
         if let Some(server) = &mut self.server {
             server.findings.iter_mut().for_each(clean);
-            if let Some(v) = &mut server.varnish {
-                clean(&mut v.instance);
+            if let Some(v) = &mut server.stats {
+                clean(&mut v.source);
+                clean(&mut v.address);
                 clean(&mut v.covers);
+                v.troubles.iter_mut().for_each(|t| {
+                    clean(&mut t.counter);
+                    clean(&mut t.meaning);
+                });
             }
             if let Some(p) = &mut server.process {
                 clean(&mut p.name);
@@ -466,7 +464,7 @@ fn lru_of_held(run: &RunFile) -> Option<(u64, f64)> {
     let held = *run
         .server
         .as_ref()?
-        .varnish
+        .stats
         .as_ref()?
         .gauges
         .get("n_object")?;

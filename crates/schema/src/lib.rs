@@ -1,4 +1,4 @@
-//! The vload run file, schema v3.
+//! The vload run file, schema v4.
 //!
 //! Every `vload attack` writes one JSON document per run; `vload report`, `compare` and
 //! `plot` read it. This crate holds the types of that document ([`RunFile`] and what it
@@ -20,7 +20,9 @@
 //! `stages[].steady`, `plan.expect_status`, `client_health.peak_connections`, the verdicts
 //! `machine_busy`, `connection_capped` and `server_limited` (one word per cause; `warn` is
 //! no longer written) and the cause `server`; version 1 and 2 files read as before, without
-//! the ledger's check.
+//! the ledger's check. Version 4 renamed `server.varnish` to `server.stats`, a record any
+//! server-stats source writes (`source`, `address`, once `instance`, `common` counters,
+//! `troubles`); version 3 files read as before, their Varnish counters mapped onto `common`.
 //! A file's size depends on the run's duration (one [`Interval`] per second), never on
 //! its request count.
 //!
@@ -150,7 +152,7 @@ pub use server::*;
 pub use stage::*;
 
 /// The run-file format version this crate reads and writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Why a run file could not be read.
 #[derive(Debug, thiserror::Error)]

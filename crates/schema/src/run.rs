@@ -99,7 +99,10 @@ impl RunFile {
                 supported: SCHEMA_VERSION,
             });
         }
-        let run: RunFile = serde_json::from_value(value).map_err(SchemaError::Json)?;
+        let mut run: RunFile = serde_json::from_value(value).map_err(SchemaError::Json)?;
+        if let Some(stats) = run.server.as_mut().and_then(|s| s.stats.as_mut()) {
+            stats.fill_from_varnish_counters();
+        }
         run.validate()?;
         Ok(run)
     }

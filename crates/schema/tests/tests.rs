@@ -192,12 +192,15 @@ mod golden {
         counters.insert("cache_hit".to_owned(), 41_000);
         counters.insert("client_req".to_owned(), 41_001);
         run.server = Some(ServerRecord {
-            varnish: Some(VarnishRecord {
-                instance: "/tmp/v".into(),
+            stats: Some(StatsRecord {
+                source: "varnish".into(),
+                address: "/tmp/v".into(),
                 covers: "measured".into(),
+                common: varnish_common(&counters),
                 counters,
                 gauges: [("n_object".to_owned(), 1)].into_iter().collect(),
                 layout: "counters".into(),
+                troubles: Vec::new(),
             }),
             process: Some(ProcessRecord {
                 pid: 4242,
@@ -211,6 +214,31 @@ mod golden {
         let back = RunFile::from_json(&run.to_json()).unwrap();
         assert_eq!(back, run);
         assert_eq!(back.server.unwrap().process.unwrap().cpu_s(), 1.75);
+    }
+
+    #[test]
+    fn a_version_3_varnish_record_reads_as_a_stats_record() {
+        // Version 3 kept Varnish's counters as server.varnish, with its instance and no
+        // common counters or troubles: they are mapped on reading.
+        let mut run = sample_run();
+        run.schema_version = 3;
+        let mut value: serde_json::Value = serde_json::from_str(&run.to_json()).unwrap();
+        value["server"] = serde_json::json!({"varnish": {
+            "instance": "v1", "covers": "measured", "layout": "counters", "gauges": {},
+            "counters": {"client_req": 1000, "cache_hit": 900, "cache_miss": 100,
+                         "vbe_req": 100, "n_lru_nuked": 4, "sess_conn": 10}
+        }});
+        let back = RunFile::from_json(&value.to_string()).unwrap();
+        let stats = back.server.unwrap().stats.unwrap();
+        assert_eq!(stats.source, "varnish");
+        assert_eq!(stats.address, "v1");
+        assert_eq!(stats.common.requests, Some(1000));
+        assert_eq!(stats.common.hits, Some(900));
+        assert_eq!(stats.common.origin_requests, Some(100));
+        assert_eq!(stats.common.evictions, Some(4));
+        assert_eq!(stats.common.passes, None, "s_pass was not kept");
+        assert_eq!(stats.troubles.len(), 1);
+        assert_eq!(stats.troubles[0].counter, "n_lru_nuked");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 use vload_analyze::compare::{Metric, Verdict};
-use vload_schema::{ProcessRecord, RunFile, ServerRecord, VarnishRecord};
+use vload_schema::{CommonCounters, ProcessRecord, RunFile, ServerRecord, StatsRecord};
 
 use super::util::*;
 
@@ -19,12 +19,15 @@ fn with_server(mut run: RunFile, requests: u64, hits: u64, cpu_s: f64) -> RunFil
         interval.server_cpu_s = Some(per_interval * (0.98 + 0.04 * interval.start_s.sin().abs()));
     }
     run.server = Some(ServerRecord {
-        varnish: Some(VarnishRecord {
-            instance: "v".into(),
+        stats: Some(StatsRecord {
+            source: "varnish".into(),
+            address: "v".into(),
             covers: "measured".into(),
+            common: vload_schema::varnish_common(&counters),
             counters,
             gauges: Default::default(),
             layout: "counters".into(),
+            troubles: Vec::new(),
         }),
         process: Some(ProcessRecord {
             pid: 1,
@@ -35,6 +38,15 @@ fn with_server(mut run: RunFile, requests: u64, hits: u64, cpu_s: f64) -> RunFil
         }),
     });
     run
+}
+
+/// Sets one of Varnish's counters in a run from [`with_server`], as vload would have
+/// recorded it: the common counters and troubles follow.
+fn set_counter(run: &mut RunFile, name: &str, value: u64) {
+    let stats = run.server.as_mut().unwrap().stats.as_mut().unwrap();
+    stats.counters.insert(name.into(), value);
+    stats.common = vload_schema::varnish_common(&stats.counters);
+    stats.troubles = vload_schema::troubles(&stats.counters, vload_schema::VARNISH_TROUBLES);
 }
 
 #[test]
@@ -54,15 +66,7 @@ fn agreeing_counts_are_quiet_and_disagreements_are_named() {
 
     // Varnish saw twice the requests and called a tenth of them misses.
     let mut other = with_server(run, 2 * n, 2 * n * 9 / 10, 1.2);
-    other
-        .server
-        .as_mut()
-        .unwrap()
-        .varnish
-        .as_mut()
-        .unwrap()
-        .counters
-        .insert("threads_limited".into(), 7);
+    set_counter(&mut other, "threads_limited", 7);
     let summary = vload_analyze::Summary::of(&other).unwrap();
     let findings = &summary.server.as_ref().unwrap().findings;
     assert_eq!(findings.len(), 3, "{findings:?}");
@@ -73,10 +77,7 @@ fn agreeing_counts_are_quiet_and_disagreements_are_named() {
         vload_analyze::render::report::text::render(&summary).contains("! hit ratio disagrees")
     );
     let markdown = vload_analyze::render::report::markdown::render(&summary);
-    assert!(
-        markdown.contains("varnish cache_hit (measured)"),
-        "{markdown}"
-    );
+    assert!(markdown.contains("Varnish hits (measured)"), "{markdown}");
     assert!(markdown.contains("server CPU per request"), "{markdown}");
 }
 
@@ -118,16 +119,8 @@ fn the_servers_own_hit_ratio_offload_and_evictions_are_compared() {
                 let jitter = 1.0 + 0.005 * i as f64;
                 let hits = (n as f64 * hit * jitter).min(n as f64) as u64;
                 let mut run = with_server(run, n, hits, 1.0);
-                let counters = &mut run
-                    .server
-                    .as_mut()
-                    .unwrap()
-                    .varnish
-                    .as_mut()
-                    .unwrap()
-                    .counters;
-                counters.insert("vbe_req".into(), n - hits);
-                counters.insert("n_lru_nuked".into(), (n as f64 * nuked * jitter) as u64);
+                set_counter(&mut run, "vbe_req", n - hits);
+                set_counter(&mut run, "n_lru_nuked", (n as f64 * nuked * jitter) as u64);
                 run
             })
             .collect()
@@ -153,4 +146,45 @@ fn the_servers_own_hit_ratio_offload_and_evictions_are_compared() {
     let plain = |label: &str| vec![synthetic(label, 6, 2_000, 200_000.0, 1)];
     let c = vload_analyze::compare::compare(("a", &plain("a")), ("b", &plain("b"))).unwrap();
     assert!(c.rows.iter().all(|r| !r.metric.is_server_side()));
+}
+
+#[test]
+fn a_source_without_cache_counts_is_checked_on_what_it_has() {
+    // nginx's stub_status: requests and connections, no hits; agreeing requests are quiet,
+    // the hit ratio is not compared, and the report says n/a for what it lacks.
+    let mut run = synthetic("nginx", 6, 2_000, 200_000.0, 3);
+    run.plan.connections = 50;
+    let n = run.totals.completed;
+    let nginx = |requests: u64| ServerRecord {
+        stats: Some(StatsRecord {
+            source: "nginx".into(),
+            address: "http://127.0.0.1:8080/status".into(),
+            covers: "measured".into(),
+            common: CommonCounters {
+                requests: Some(requests),
+                connections: Some(50),
+                dropped: Some(0),
+                ..CommonCounters::default()
+            },
+            counters: [("requests".to_owned(), requests)].into_iter().collect(),
+            gauges: Default::default(),
+            layout: String::new(),
+            troubles: Vec::new(),
+        }),
+        process: None,
+    };
+    run.server = Some(nginx(n));
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    assert!(summary.server.as_ref().unwrap().findings.is_empty());
+    let text = vload_analyze::render::report::text::render(&summary);
+    assert!(text.contains("nginx         measured window"), "{text}");
+    assert!(text.contains("n/a, n/a"), "{text}");
+    run.server = Some(nginx(n + 1_000));
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let findings = &summary.server.as_ref().unwrap().findings;
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(findings[0].starts_with("nginx counted"), "{findings:?}");
+    // No hit counts on either side: no server hit ratio row in compare.
+    let c = vload_analyze::compare::compare(("a", &[run.clone()]), ("b", &[run])).unwrap();
+    assert!(c.rows.iter().all(|r| r.metric != Metric::ServerHitRatio));
 }

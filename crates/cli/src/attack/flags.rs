@@ -486,9 +486,11 @@ pub(crate) struct OutputArgs {
 /// The server's own account of the run.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct ServerArgs {
-    /// Keep the server's own counters over the measured window: varnish or varnish:NAME
-    /// (varnishstat -j -n NAME at the window's edges) (default: none).
-    #[arg(long, value_name = "varnish[:NAME]")]
+    /// Keep the server's own counters over the measured window, read at its edges:
+    /// varnish[:NAME] (varnishstat -n NAME), nginx:URL (its stub_status page),
+    /// haproxy[:SOCKET] (its stats socket, default /run/haproxy/admin.sock), squid[:URL]
+    /// (its port, default http://127.0.0.1:3128, for the cache manager) (default: none).
+    #[arg(long, value_name = "SOURCE[:WHERE]")]
     pub(crate) server_stats: Option<crate::server::ServerStats>,
     /// Record this server process's CPU time (and its descendants') per interval, for server
     /// CPU per request (default: none).

@@ -1,4 +1,4 @@
-//! Watching the server under test during an attack: Varnish's counters at the edges of the
+//! Watching the server under test during an attack: its counters at the edges of the
 //! measured window (`--server-stats`) and the server process's CPU per interval
 //! (`--watch-pid`).
 
@@ -10,12 +10,12 @@ use crate::attack::flags::ServerArgs;
 /// `--server-stats` and `--watch-pid`: the server's counters and CPU at the edges of the
 /// measured window, and its CPU per interval.
 pub(crate) struct ServerWatch {
-    varnish: Option<Option<String>>,
+    stats: Option<super::Reader>,
     pid: Option<u32>,
     /// Intervals in the warm-up: the window opens when the last of them is reported.
     warmup_intervals: u64,
-    varnish_start: Option<super::VarnishSnapshot>,
-    varnish_edge: Option<super::VarnishSnapshot>,
+    stats_start: Option<super::Snapshot>,
+    stats_edge: Option<super::Snapshot>,
     /// Requests vload completed in the warm-up, to tell a stale edge snapshot.
     warmup_completed: u64,
     connections: u64,
@@ -29,22 +29,17 @@ pub(crate) struct ServerWatch {
 impl ServerWatch {
     pub(crate) fn start(args: &ServerArgs, plan: &AttackPlan) -> anyhow::Result<Self> {
         let warmup = plan.warmup;
-        let varnish = args.server_stats.clone().map(|s| match s {
-            super::ServerStats::Varnish { instance } => instance,
-        });
-        let varnish_start = varnish
-            .as_ref()
-            .map(|instance| super::varnishstat(instance.as_deref()))
-            .transpose()?;
+        let mut stats = args.server_stats.as_ref().map(super::Reader::open);
+        let stats_start = stats.as_mut().map(super::Reader::read).transpose()?;
         let cpu_start = args.watch_pid.map(super::process_cpu).transpose()?;
         let warmup_intervals = warmup.as_secs_f64().ceil() as u64;
         let open_now = warmup_intervals == 0;
         Ok(ServerWatch {
-            varnish,
+            stats,
             pid: args.watch_pid,
             warmup_intervals,
-            varnish_edge: varnish_start.clone().filter(|_| open_now),
-            varnish_start,
+            stats_edge: stats_start.clone().filter(|_| open_now),
+            stats_start,
             warmup_completed: 0,
             connections: u64::from(plan.connections()),
             cpu_edge: cpu_start.filter(|_| open_now),
@@ -70,9 +65,9 @@ impl ServerWatch {
             // The last warm-up interval: the measured window opens now.
             self.cpu_edge = self.cpu_samples.last().copied().flatten();
             self.warmup_completed = p.completed;
-            if let Some(instance) = &self.varnish {
-                match super::varnishstat(instance.as_deref()) {
-                    Ok(snapshot) => self.varnish_edge = Some(snapshot),
+            if let Some(stats) = &mut self.stats {
+                match stats.read() {
+                    Ok(snapshot) => self.stats_edge = Some(snapshot),
                     Err(e) => crate::paint::say!("vload: warning: {e:#}"),
                 }
             }
@@ -85,44 +80,38 @@ impl ServerWatch {
         clippy::print_stderr,
         reason = "a warning that the server record is incomplete"
     )]
-    pub(crate) fn finish(self, run: &mut RunFile) {
-        if self.varnish.is_none() && self.pid.is_none() {
+    pub(crate) fn finish(mut self, run: &mut RunFile) {
+        if self.stats.is_none() && self.pid.is_none() {
             return;
         }
         let mut record = vload_schema::ServerRecord {
-            varnish: None,
+            stats: None,
             process: None,
         };
-        if let Some(instance) = &self.varnish {
-            let instance = instance.as_deref();
-            // Every request vload completed, warm-up included, was one lookup.
+        if let (Some(stats), Some(start)) = (&mut self.stats, &self.stats_start) {
+            // Every request vload completed, warm-up included, was one the server counted.
             let expected: u64 = run.intervals.iter().map(|i| i.completed).sum();
-            let settled = self
-                .varnish_start
-                .as_ref()
-                .map(|start| super::settled_varnishstat(instance, start, expected));
-            let window = match (&self.varnish_start, &self.varnish_edge, settled) {
-                (_, _, Some(Err(e))) => Err(format!("{e:#}")),
-                (Some(start), edge, Some(Ok(end))) => {
-                    // Varnish publishes a busy connection's counts late (when it closes, or
-                    // with feature +busy_stats_rate every few requests): an edge snapshot
-                    // that missed the warm-up's requests is stale, and the whole attack is
-                    // kept instead.
-                    let fresh = edge.as_ref().filter(|edge| {
-                        let seen = edge.client_req().saturating_sub(start.client_req());
+            let window = match stats.settled(start, expected) {
+                Err(e) => Err(format!("{e:#}")),
+                Ok(end) => {
+                    // A server may publish a busy connection's counts late (Varnish when it
+                    // closes, or with feature +busy_stats_rate every few requests): an edge
+                    // snapshot that missed the warm-up's requests is stale, and the whole
+                    // attack is kept instead.
+                    let fresh = self.stats_edge.as_ref().filter(|edge| {
+                        let seen = stats.common(start, edge).requests.unwrap_or(0);
                         let slack = 2 * self.connections + self.warmup_completed / 100;
                         seen.abs_diff(self.warmup_completed) <= slack
                     });
                     match fresh {
-                        Some(edge) => super::varnish_window(instance, "measured", edge, &end),
-                        None => super::varnish_window(instance, "attack", start, &end),
+                        Some(edge) => stats.window("measured", edge, &end),
+                        None => stats.window("attack", start, &end),
                     }
                 }
-                _ => unreachable!("the first snapshot was taken or start failed"),
             };
             match window {
-                Ok(window) => record.varnish = Some(window),
-                Err(why) => crate::paint::say!("vload: warning: no Varnish counters kept: {why}"),
+                Ok(window) => record.stats = Some(window),
+                Err(why) => crate::paint::say!("vload: warning: no server counters kept: {why}"),
             }
         }
         if let Some(pid) = self.pid {

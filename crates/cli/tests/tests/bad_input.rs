@@ -24,8 +24,61 @@ fn unreadable_servers_are_refused_before_the_attack() {
     let origin = origin();
     let url = origin.url();
     refused(
+        &["attack", "-n", "5", "--server-stats", "lighttpd", &url],
+        "unknown server 'lighttpd': expected one of varnish, nginx, haproxy, squid",
+    );
+    refused(
         &["attack", "-n", "5", "--server-stats", "nginx", &url],
-        "expected varnish or varnish:NAME",
+        "nginx needs the URL of its stub_status page",
+    );
+    refused(
+        &[
+            "attack",
+            "-n",
+            "5",
+            "--server-stats",
+            "squid:https://127.0.0.1:3128",
+            &url,
+        ],
+        "is not an http:// URL",
+    );
+    // A source that does not answer: one line naming it, before any request is sent.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_url = format!("http://{}/status", closed.local_addr().unwrap());
+    drop(closed);
+    refused(
+        &[
+            "attack",
+            "-n",
+            "5",
+            "--server-stats",
+            &format!("nginx:{closed_url}"),
+            &url,
+        ],
+        &format!("--server-stats nginx:{closed_url}: cannot connect"),
+    );
+    refused(
+        &[
+            "attack",
+            "-n",
+            "5",
+            "--server-stats",
+            "haproxy:/nonexistent/admin.sock",
+            &url,
+        ],
+        "--server-stats haproxy:/nonexistent/admin.sock: cannot connect to the socket",
+    );
+    // The page answers, but it is not stub_status: the origin's Hello World.
+    refused(
+        &[
+            "attack",
+            "-n",
+            "5",
+            "--server-stats",
+            &format!("nginx:{url}"),
+            &url,
+        ],
+        "the page is not nginx's stub_status",
     );
     refused(
         &["attack", "-n", "5", "--watch-pid", "4000000000", &url],
@@ -43,7 +96,11 @@ fn unreadable_servers_are_refused_before_the_attack() {
         ],
         "--server-stats varnish:/nonexistent/vload",
     );
-    assert_eq!(origin.stats().requests_total, 0, "nothing was sent");
+    assert_eq!(
+        origin.stats().requests_total,
+        1,
+        "nothing was sent but the one read of a page that was not stub_status"
+    );
 }
 
 #[test]

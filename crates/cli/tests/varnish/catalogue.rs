@@ -80,14 +80,7 @@ fn a_zipf_catalogue_hits_what_an_lru_of_varnishs_size_would() {
     // few points under, never over: its LRU moves an object to the front at most every
     // lru_interval (2 s), so a hot object can be evicted between two of its hits. Seen: 3.8
     // points under at 8 MiB beside stress-ng.
-    let held = run
-        .server
-        .as_ref()
-        .unwrap()
-        .varnish
-        .as_ref()
-        .unwrap()
-        .gauges["n_object"];
+    let held = run.server.as_ref().unwrap().stats.as_ref().unwrap().gauges["n_object"];
     let catalogue = Catalogue::from_record(run.plan.catalogue.as_ref().unwrap()).unwrap();
     let same = predict(
         Load {

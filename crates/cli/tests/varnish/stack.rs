@@ -188,13 +188,13 @@ pub(crate) fn read_run(path: &Path) -> RunFile {
 
 /// The counter `name` of the run's Varnish record.
 pub(crate) fn counter(run: &RunFile, name: &str) -> u64 {
-    let varnish = run.server.as_ref().unwrap().varnish.as_ref().unwrap();
+    let varnish = run.server.as_ref().unwrap().stats.as_ref().unwrap();
     varnish.counters[name]
 }
 
 /// vload's hits and completed requests over the span the Varnish counters cover.
 pub(crate) fn vload_span(run: &RunFile) -> (u64, u64) {
-    let varnish = run.server.as_ref().unwrap().varnish.as_ref().unwrap();
+    let varnish = run.server.as_ref().unwrap().stats.as_ref().unwrap();
     if varnish.covers == "attack" {
         let hits = run.intervals.iter().map(|i| i.hits).sum();
         let completed = run.intervals.iter().map(|i| i.completed).sum();

@@ -53,15 +53,23 @@ pub fn render(s: &Summary) -> String {
     ]);
     cache_rows(&mut rows, s);
     if let Some(server) = &s.server {
-        if let Some(v) = &server.varnish {
-            for name in ["client_req", "cache_hit", "cache_miss", "sess_conn"] {
-                let value = v.counters.get(name).copied().unwrap_or(0);
-                rows.push(vec![format!("varnish {name} ({})", v.covers), count(value)]);
+        if let Some(v) = &server.stats {
+            let c = &v.common;
+            for (what, value) in [
+                ("client requests", c.requests),
+                ("hits", c.hits),
+                ("misses", c.misses),
+                ("origin requests", c.origin_requests),
+                ("connections", c.connections),
+                ("evictions", c.evictions),
+            ] {
+                if let Some(value) = value {
+                    rows.push(vec![
+                        format!("{} {what} ({})", v.display_name(), v.covers),
+                        count(value),
+                    ]);
+                }
             }
-            rows.push(vec![
-                format!("varnish backend requests ({})", v.covers),
-                count(v.backend_requests()),
-            ]);
         }
         if let Some(cpu) = server.cpu_per_request_ns {
             rows.push(vec!["server CPU per request".into(), duration_ns(cpu)]);

@@ -1,4 +1,4 @@
-//! The server's own account in the text report: Varnish's counters beside vload's, and the
+//! The server's own account in the text report: its counters beside vload's, and the
 //! server's CPU.
 
 use std::fmt::Write as _;
@@ -11,8 +11,8 @@ pub(super) fn render_server(out: &mut String, s: &Summary) {
     let Some(server) = &s.server else {
         return;
     };
-    if let Some(v) = &server.varnish {
-        render_varnish(out, v, server);
+    if let Some(v) = &server.stats {
+        render_stats(out, v, server);
     }
     if let Some(p) = &server.process {
         row(
@@ -38,65 +38,64 @@ pub(super) fn render_server(out: &mut String, s: &Summary) {
     }
 }
 
-/// Varnish's counters beside vload's counts for the span they cover.
-fn render_varnish(
+/// The server's counters beside vload's counts for the span they cover: the common ones
+/// where the source has them, "n/a" where it has not.
+fn render_stats(
     out: &mut String,
-    v: &vload_schema::VarnishRecord,
+    v: &vload_schema::StatsRecord,
     server: &crate::summary::ServerSummary,
 ) {
-    let c = |name: &str| count(v.counters.get(name).copied().unwrap_or(0));
+    let name = v.display_name();
+    let c = |value: Option<u64>| value.map_or_else(|| "n/a".to_owned(), count);
     let span = server.vload_span.unwrap_or(crate::summary::SpanCounts {
         completed: 0,
         hits: 0,
         connections: 0,
     });
     let over = if v.covers == "attack" {
-        "whole attack, warm-up included: Varnish had not published the warm-up's counts at its end"
+        format!(
+            "whole attack, warm-up included: {name} had not published the warm-up's counts at its end"
+        )
     } else {
-        "measured window"
+        "measured window".to_owned()
     };
-    let _ = writeln!(out, "Varnish       {over}");
-    let requests = v.counters.get("client_req").copied().unwrap_or(0);
-    let hits = v.counters.get("cache_hit").copied().unwrap_or(0);
-    let ratio = |hits: u64, n: u64| {
-        if n > 0 {
-            percent(hits as f64 / n as f64)
-        } else {
-            "n/a".to_owned()
-        }
+    let where_ = if v.address.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", v.address)
     };
+    let _ = writeln!(out, "{:14}{over}{where_}", format!("{name} "));
+    let ratio = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
+        (Some(part), Some(whole)) if whole > 0 => percent(part as f64 / whole as f64),
+        _ => "n/a".to_owned(),
+    };
+    let common = &v.common;
     row(
         out,
         "",
-        "[client_req, cache_hit, miss]",
+        "[client requests, hits, misses]",
         &format!(
-            "{}, {}, {}  (vload {}, {}; hit ratio Varnish {}, vload {})",
-            c("client_req"),
-            c("cache_hit"),
-            c("cache_miss"),
+            "{}, {}, {}  (vload {}, {}; hit ratio {name} {}, vload {})",
+            c(common.requests),
+            c(common.hits),
+            c(common.misses),
             count(span.completed),
             count(span.hits),
-            ratio(hits, requests),
-            ratio(span.hits, span.completed)
+            ratio(common.hits, common.requests),
+            ratio(Some(span.hits), Some(span.completed))
         ),
     );
     row(
         out,
         "",
-        "[backend requests, sess_conn, lru_nuked]",
+        "[origin requests, connections, evictions]",
         &format!(
             "{}, {}, {}  (origin requests per request {}; vload opened {} connections)",
-            count(v.backend_requests()),
-            c("sess_conn"),
-            c("n_lru_nuked"),
-            ratio(v.backend_requests(), requests),
+            c(common.origin_requests),
+            c(common.connections),
+            c(common.evictions),
+            ratio(common.origin_requests, common.requests),
             count(span.connections)
         ),
-    );
-    row(
-        out,
-        "",
-        "[threads_limited, sess_dropped]",
-        &format!("{}, {}", c("threads_limited"), c("sess_dropped")),
     );
 }

@@ -1,0 +1,145 @@
+//! Reading a server's counters over the wire: one plain HTTP/1.0 GET (nginx's stub_status,
+//! Squid's cache manager), one command on a Unix socket (HAProxy's stats socket). Blocking,
+//! bounded in time and size: called at the window's edges, never on the attack's path.
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpStream, ToSocketAddrs as _};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+
+/// How long a read of the counters may take.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most a counters page may hold.
+const LIMIT: u64 = 4 << 20;
+
+/// An `http://HOST:PORT/PATH` URL, split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HttpUrl {
+    pub(crate) authority: String,
+    pub(crate) path: String,
+}
+
+impl HttpUrl {
+    /// Parses `http://HOST[:PORT][/PATH]`; `what` names the flag in the error.
+    pub(crate) fn parse(url: &str) -> Result<HttpUrl, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("'{url}' is not an http:// URL"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.is_empty() || authority.contains('@') {
+            return Err(format!("'{url}' names no host"));
+        }
+        let authority = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.contains(']'))
+        {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        Ok(HttpUrl {
+            authority,
+            path: path.to_owned(),
+        })
+    }
+
+    /// GETs the page and returns its body; anything but a 200 is an error.
+    pub(crate) fn get(&self) -> anyhow::Result<String> {
+        let address = self
+            .authority
+            .to_socket_addrs()
+            .with_context(|| format!("cannot resolve {}", self.authority))?
+            .next()
+            .with_context(|| format!("{} resolves to no address", self.authority))?;
+        let mut stream = TcpStream::connect_timeout(&address, TIMEOUT)
+            .with_context(|| format!("cannot connect to {}", self.authority))?;
+        stream.set_read_timeout(Some(TIMEOUT))?;
+        stream.set_write_timeout(Some(TIMEOUT))?;
+        write!(
+            stream,
+            "GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: vload\r\nConnection: close\r\n\r\n",
+            self.path, self.authority
+        )?;
+        let mut bytes = Vec::new();
+        stream
+            .take(LIMIT)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("reading http://{}{}", self.authority, self.path))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .context("the server's answer is not HTTP")?;
+        let status = head.lines().next().unwrap_or_default();
+        if status.split_whitespace().nth(1) != Some("200") {
+            bail!("the server answered '{}'", status.trim());
+        }
+        Ok(body.to_owned())
+    }
+}
+
+/// Sends `command` on the Unix socket at `path` and returns all it answers before closing.
+pub(crate) fn unix_command(path: &str, command: &str) -> anyhow::Result<String> {
+    let mut stream = std::os::unix::net::UnixStream::connect(path)
+        .with_context(|| format!("cannot connect to the socket {path}"))?;
+    stream.set_read_timeout(Some(TIMEOUT))?;
+    stream.set_write_timeout(Some(TIMEOUT))?;
+    stream.write_all(command.as_bytes())?;
+    let mut bytes = Vec::new();
+    stream
+        .take(LIMIT)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading the socket {path}"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let url = HttpUrl::parse("http://127.0.0.1:8080/status").unwrap();
+        assert_eq!(url.authority, "127.0.0.1:8080");
+        assert_eq!(url.path, "/status");
+        assert_eq!(
+            HttpUrl::parse("http://localhost").unwrap().authority,
+            "localhost:80"
+        );
+        assert_eq!(
+            HttpUrl::parse("http://[::1]/x").unwrap().authority,
+            "[::1]:80"
+        );
+        assert_eq!(
+            HttpUrl::parse("http://[::1]:81/x").unwrap().authority,
+            "[::1]:81"
+        );
+        assert!(HttpUrl::parse("https://127.0.0.1/").is_err());
+        assert!(HttpUrl::parse("http:///status").is_err());
+    }
+
+    #[test]
+    fn a_page_that_is_not_there_is_an_error() {
+        // A listener that answers 404 once, then closes.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0; 1024];
+            let _ = s.read(&mut buf);
+            s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                .unwrap();
+        });
+        let err = HttpUrl::parse(&format!("http://127.0.0.1:{port}/status"))
+            .unwrap()
+            .get()
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("404"), "{err:#}");
+        server.join().unwrap();
+        assert!(unix_command("/nonexistent/socket", "show stat\n").is_err());
+    }
+}
