@@ -45,26 +45,16 @@ origin_pid=
 varnish_pid=
 teardown() {
     # Only the processes started here, by PID.
-    [[ -n $varnish_pid ]] && kill "$varnish_pid" 2>/dev/null && wait "$varnish_pid" 2>/dev/null
-    [[ -n $origin_pid ]] && kill "$origin_pid" 2>/dev/null && wait "$origin_pid" 2>/dev/null
+    [[ -n $varnish_pid ]] && kill "$varnish_pid" 2>/dev/null && { wait "$varnish_pid" 2>/dev/null || true; }
+    [[ -n $origin_pid ]] && kill "$origin_pid" 2>/dev/null && { wait "$origin_pid" 2>/dev/null || true; }
     rm -rf "$work"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-# The origin on a free port; it prints its URL once listening.
-# shellcheck disable=SC2086 # ORIGIN_ARGS is split on spaces on purpose
-"$vload" origin --listen 127.0.0.1:0 --threads "${ORIGIN_THREADS:-1}" ${ORIGIN_ARGS:-} >"$work/origin.out" 2>&1 &
-origin_pid=$!
-for _ in $(seq 100); do
-    grep -q "listening on" "$work/origin.out" && break
-    kill -0 "$origin_pid" 2>/dev/null || { cat "$work/origin.out" >&2; exit 1; }
-    sleep 0.05
-done
-origin_url=$(sed -n 's/.*listening on //p' "$work/origin.out")
-[[ -n $origin_url ]] || { echo "vcl/run.sh: the origin did not start" >&2; exit 1; }
-origin_port=${origin_url##*:}
-origin_port=${origin_port%/}
+# shellcheck source=../servers/origin.sh
+source "$root/servers/origin.sh"
+start_origin "$vload" "$work"
 
 sed "s/\.port = \"8081\"/.port = \"$origin_port\"/" "$vcl" >"$work/$(basename "$vcl")"
 # busy_stats_rate: busy workers add their counts to varnishstat's every thread_stats_rate

@@ -398,6 +398,7 @@ fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> I
         misses: stats.cache[1],
         latency: record_of(primary),
         server_cpu_s: None,
+        server: None,
     }
 }
 

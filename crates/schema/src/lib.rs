@@ -91,7 +91,8 @@
 //! - `intervals`: per second `start_s`, `duration_s`, `warmup`, `intended`, `sent`,
 //!   `completed`, `errors`, `status_classes` (`1xx`..`5xx`), `bytes_in`, `bytes_out`,
 //!   `connections_opened`, `in_flight`, `unsent`, `unfinished`, `stray_closes`, `hits`,
-//!   `misses`, `latency`, `server_cpu_s` ([`Interval`]).
+//!   `misses`, `latency`, `server_cpu_s`, `server` (the server's counters that second)
+//!   ([`Interval`]).
 //!
 //! # Example
 //!

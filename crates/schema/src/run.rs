@@ -500,6 +500,11 @@ pub struct Interval {
     /// CPU seconds the watched server process used in this interval (`--watch-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_s: Option<f64>,
+    /// The server's common counters' increase over this interval (`--server-stats`, read
+    /// once a second). A server that publishes late (Varnish's busy connections) shows its
+    /// counts a second or more after vload's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::CommonCounters>,
 }
 
 #[cfg(test)]

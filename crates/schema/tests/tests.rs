@@ -170,6 +170,7 @@ mod golden {
                 misses: 1,
                 latency: record(&response),
                 server_cpu_s: None,
+                server: None,
             }],
             server: None,
             cache_model: None,

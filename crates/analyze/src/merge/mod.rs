@@ -405,6 +405,7 @@ fn add_interval(
             add(&mut into.hits, interval.hits);
             add(&mut into.misses, interval.misses);
             into.server_cpu_s = None;
+            into.server = None;
         }
     }
     Ok(())

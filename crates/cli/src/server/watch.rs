@@ -16,6 +16,10 @@ pub(crate) struct ServerWatch {
     warmup_intervals: u64,
     stats_start: Option<super::Snapshot>,
     stats_edge: Option<super::Snapshot>,
+    /// The counters before the attack, then after each interval.
+    stats_samples: Vec<Option<super::Snapshot>>,
+    /// A read failed: said once.
+    stats_lost: bool,
     /// Requests vload completed in the warm-up, to tell a stale edge snapshot.
     warmup_completed: u64,
     connections: u64,
@@ -39,6 +43,8 @@ impl ServerWatch {
             pid: args.watch_pid,
             warmup_intervals,
             stats_edge: stats_start.clone().filter(|_| open_now),
+            stats_samples: vec![stats_start.clone()],
+            stats_lost: false,
             stats_start,
             warmup_completed: 0,
             connections: u64::from(plan.connections()),
@@ -61,16 +67,24 @@ impl ServerWatch {
             }
             self.cpu_samples.push(sample);
         }
+        if let Some(stats) = &mut self.stats {
+            let sample = match stats.read() {
+                Ok(snapshot) => Some(snapshot),
+                Err(e) => {
+                    if !self.stats_lost {
+                        self.stats_lost = true;
+                        crate::paint::say!("vload: warning: {e:#}");
+                    }
+                    None
+                }
+            };
+            self.stats_samples.push(sample);
+        }
         if p.warmup && p.elapsed.as_secs() == self.warmup_intervals {
             // The last warm-up interval: the measured window opens now.
             self.cpu_edge = self.cpu_samples.last().copied().flatten();
             self.warmup_completed = p.completed;
-            if let Some(stats) = &mut self.stats {
-                match stats.read() {
-                    Ok(snapshot) => self.stats_edge = Some(snapshot),
-                    Err(e) => crate::paint::say!("vload: warning: {e:#}"),
-                }
-            }
+            self.stats_edge = self.stats_samples.last().cloned().flatten();
         }
     }
 
@@ -112,6 +126,11 @@ impl ServerWatch {
             match window {
                 Ok(window) => record.stats = Some(window),
                 Err(why) => crate::paint::say!("vload: warning: no server counters kept: {why}"),
+            }
+            for (interval, pair) in run.intervals.iter_mut().zip(self.stats_samples.windows(2)) {
+                if let [Some(a), Some(b)] = pair {
+                    interval.server = Some(stats.common(a, b));
+                }
             }
         }
         if let Some(pid) = self.pid {

@@ -214,6 +214,18 @@ impl Page<'_> {
         );
         chart(
             &mut out,
+            "Hit ratio over time by the server's own count (hits over hits and misses, --server-stats)",
+            "hit ratio, %",
+            &|s| &s.server_hit_ratio,
+        );
+        chart(
+            &mut out,
+            "Origin requests over time (the server's own count of requests it sent on, --server-stats)",
+            "requests to the origin",
+            &|s| &s.origin_per_s,
+        );
+        chart(
+            &mut out,
             "Server CPU over time (cores the watched server kept busy, --watch-pid)",
             "cores",
             &|s| &s.server_cores,

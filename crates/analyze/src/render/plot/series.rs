@@ -44,6 +44,10 @@ pub(super) struct RunSeries {
     /// per completed request in µs.
     pub(super) server_cores: Vec<(f64, f64)>,
     pub(super) server_cpu_per_request: Vec<(f64, f64)>,
+    /// Hits over hits and misses by the server's own count each second (`--server-stats`).
+    pub(super) server_hit_ratio: Vec<(f64, f64)>,
+    /// Requests the server sent to the origin each second, by its own count.
+    pub(super) origin_per_s: Vec<(f64, f64)>,
     /// Failed requests over the whole run, warm-up included.
     pub(super) failed: u64,
     pub(super) summary: Summary,
@@ -70,6 +74,8 @@ impl RunSeries {
             histograms: Vec::new(),
             hit_ratio: Vec::new(),
             server_cores: Vec::new(),
+            server_hit_ratio: Vec::new(),
+            origin_per_s: Vec::new(),
             server_cpu_per_request: Vec::new(),
             failed: 0,
             summary: Summary::of(run)?,
@@ -108,19 +114,36 @@ impl RunSeries {
                 let ratio = interval.hits as f64 / classified as f64;
                 series.hit_ratio.push((t, 100.0 * ratio));
             }
-            if let Some(cpu) = interval.server_cpu_s.filter(|c| c.is_finite()) {
-                series.server_cores.push((t, cpu / seconds));
-                if interval.completed > 0 {
-                    let per_request = cpu * 1e6 / interval.completed as f64;
-                    series.server_cpu_per_request.push((t, per_request));
-                }
-            }
+            series.push_server(interval, t, seconds);
             let failed: u64 = interval.errors.values().sum();
             series.failed += failed;
             series.errors.push((t, failed as f64 / seconds));
             series.histograms.push((interval.start_s, end, h));
         }
         Ok(series)
+    }
+
+    /// The server's side of one interval: its own hit ratio and origin requests
+    /// (`--server-stats`), its CPU (`--watch-pid`).
+    fn push_server(&mut self, interval: &vload_schema::Interval, t: f64, seconds: f64) {
+        if let Some(server) = &interval.server {
+            if let (Some(hits), Some(misses)) = (server.hits, server.misses)
+                && hits + misses > 0
+            {
+                let ratio = hits as f64 / (hits + misses) as f64;
+                self.server_hit_ratio.push((t, 100.0 * ratio));
+            }
+            if let Some(origin) = server.origin_requests {
+                self.origin_per_s.push((t, origin as f64 / seconds));
+            }
+        }
+        if let Some(cpu) = interval.server_cpu_s.filter(|c| c.is_finite()) {
+            self.server_cores.push((t, cpu / seconds));
+            if interval.completed > 0 {
+                let per_request = cpu * 1e6 / interval.completed as f64;
+                self.server_cpu_per_request.push((t, per_request));
+            }
+        }
     }
 }
 

@@ -88,7 +88,7 @@ fn render_stats(
     row(
         out,
         "",
-        "[origin requests, connections, evictions]",
+        "[to origin, connections, evicted]",
         &format!(
             "{}, {}, {}  (origin requests per request {}; vload opened {} connections)",
             c(common.origin_requests),
