@@ -216,7 +216,7 @@ pub fn compare_metric(
             Metric::HitRatio => "n/a: no cache headers to classify".into(),
             Metric::ServerCpu => "n/a: a run did not watch the server (--watch-pid)".into(),
             Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
-                "n/a: a run kept no server counters (--server-stats)".into()
+                "n/a: a run kept no server counters (--server-stats), or its server counts none such (nginx's stub_status: no hits, no origin requests)".into()
             }
             _ => "n/a: too few samples in some run".into(),
         });
