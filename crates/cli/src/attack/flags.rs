@@ -464,6 +464,11 @@ pub(crate) struct OutputArgs {
     /// runs, e.g. 127.0.0.1:9464 (port 0 takes a free one, printed) (default: none).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+    /// Push the same figures as --metrics-listen serves to a Prometheus remote-write receiver
+    /// once a second and at the end, e.g. http://127.0.0.1:9090/api/v1/write (Prometheus with
+    /// --web.enable-remote-write-receiver) (default: none).
+    #[arg(long, value_name = "URL", value_parser = remote_write_url)]
+    pub(crate) metrics_remote_write: Option<crate::server::fetch::HttpUrl>,
     /// With --metrics-listen: keep answering this long after the run file is written, so that
     /// the last scrape sees the final figures (default: 0s).
     #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "0s")]
@@ -496,4 +501,12 @@ pub(crate) struct ServerArgs {
     /// CPU per request (default: none).
     #[arg(long, value_name = "PID")]
     pub(crate) watch_pid: Option<u32>,
+}
+
+/// `--metrics-remote-write`'s URL: plain http (a receiver behind TLS is reached through a
+/// local agent or proxy).
+fn remote_write_url(url: &str) -> Result<crate::server::fetch::HttpUrl, String> {
+    crate::server::fetch::HttpUrl::parse(url).map_err(|why| {
+        format!("{why}: give the receiver's http:// URL, e.g. http://127.0.0.1:9090/api/v1/write (https: through a local agent)")
+    })
 }

@@ -211,16 +211,18 @@ impl Session {
 pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
     let session = Session::open(args)?;
     let plan = session.plan(args)?;
-    let mut metrics = args
-        .output
-        .metrics_listen
-        .map(|addr| crate::metrics::Metrics::start(addr, args.load.shard))
+    let out = &args.output;
+    let mut metrics = (out.metrics_listen.is_some() || out.metrics_remote_write.is_some())
+        .then(|| {
+            crate::metrics::Metrics::start(
+                out.metrics_listen,
+                out.metrics_remote_write.clone(),
+                args.load.shard,
+            )
+        })
         .transpose()?;
-    if let Some(m) = &metrics {
-        crate::paint::say!(
-            "vload: metrics for Prometheus at http://{}/metrics",
-            m.addr()
-        );
+    if let Some(addr) = metrics.as_ref().and_then(crate::metrics::Metrics::addr) {
+        crate::paint::say!("vload: metrics for Prometheus at http://{addr}/metrics");
     }
     announce(&plan, session.builtin(), args.url.is_none());
     let run = session.attack_with(args, plan, metrics.as_mut())?;

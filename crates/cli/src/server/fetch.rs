@@ -1,6 +1,7 @@
 //! Reading a server's counters over the wire: one plain HTTP/1.0 GET (nginx's stub_status,
-//! Squid's cache manager), one command on a Unix socket (HAProxy's stats socket). Blocking,
-//! bounded in time and size: called at the window's edges, never on the attack's path.
+//! Squid's cache manager), one command on a Unix socket (HAProxy's stats socket); and one
+//! POST (`--metrics-remote-write`). Blocking, bounded in time and size, never on the attack's
+//! path.
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpStream, ToSocketAddrs as _};
@@ -50,6 +51,33 @@ impl HttpUrl {
 
     /// GETs the page and returns its body; anything but a 200 is an error.
     pub(crate) fn get(&self) -> anyhow::Result<String> {
+        let (status, body) = self.exchange("GET", &[], &[])?;
+        if code(&status) != "200" {
+            bail!("the server answered '{status}'");
+        }
+        Ok(body)
+    }
+
+    /// POSTs `body` with `headers`; anything but a 2xx is an error, with the answer's first
+    /// line of body.
+    pub(crate) fn post(&self, body: &[u8], headers: &[(&str, &str)]) -> anyhow::Result<()> {
+        let (status, answer) = self.exchange("POST", headers, body)?;
+        if !code(&status).starts_with('2') {
+            bail!(
+                "the receiver answered '{status}': {}",
+                answer.lines().next().unwrap_or_default()
+            );
+        }
+        Ok(())
+    }
+
+    /// One request on a connection of its own: the status line and the body.
+    fn exchange(
+        &self,
+        method: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> anyhow::Result<(String, String)> {
         let address = self
             .authority
             .to_socket_addrs()
@@ -60,11 +88,19 @@ impl HttpUrl {
             .with_context(|| format!("cannot connect to {}", self.authority))?;
         stream.set_read_timeout(Some(TIMEOUT))?;
         stream.set_write_timeout(Some(TIMEOUT))?;
-        write!(
-            stream,
-            "GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: vload\r\nConnection: close\r\n\r\n",
+        let mut head = format!(
+            "{method} {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: vload\r\nConnection: close\r\n",
             self.path, self.authority
-        )?;
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if method == "POST" {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes())?;
+        stream.write_all(body)?;
         let mut bytes = Vec::new();
         stream
             .take(LIMIT)
@@ -74,12 +110,17 @@ impl HttpUrl {
         let (head, body) = text
             .split_once("\r\n\r\n")
             .context("the server's answer is not HTTP")?;
-        let status = head.lines().next().unwrap_or_default();
-        if status.split_whitespace().nth(1) != Some("200") {
-            bail!("the server answered '{}'", status.trim());
+        let status = head.lines().next().unwrap_or_default().trim();
+        if code(status).is_empty() {
+            bail!("the server's answer is not HTTP");
         }
-        Ok(body.to_owned())
+        Ok((status.to_owned(), body.to_owned()))
     }
+}
+
+/// The status code of a status line (`HTTP/1.1 204 No Content`: `204`).
+fn code(status: &str) -> &str {
+    status.split_whitespace().nth(1).unwrap_or_default()
 }
 
 /// Sends `command` on the Unix socket at `path` and returns all it answers before closing.

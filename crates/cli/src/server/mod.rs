@@ -7,7 +7,7 @@
 //! waiting for the counters to settle, telling a restart, taking out the reader's own
 //! requests) is here.
 
-mod fetch;
+pub(crate) mod fetch;
 mod haproxy;
 mod nginx;
 mod process;

@@ -208,6 +208,7 @@ impl SweepArgs {
                 no_progress: self.output.no_progress,
                 progress_every: self.output.progress_every,
                 metrics_listen: None,
+                metrics_remote_write: None,
                 metrics_linger: std::time::Duration::ZERO,
                 quiet: self.output.quiet,
                 fail_if: None,

@@ -7,7 +7,10 @@
 //! the merged run's), a gauge saying whether the warm-up is on, and the run's own latency as
 //! a histogram with ten buckets a decade (p99 read from it lies within one bucket, about
 //! 26%, of HdrHistogram's figure). `--metrics-linger` keeps it answering after the attack so
-//! that the last scrape sees the final figures.
+//! that the last scrape sees the final figures. `--metrics-remote-write URL` pushes the same
+//! figures to a remote-write receiver ([`remote`]).
+
+mod remote;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -53,20 +56,30 @@ pub(crate) struct Metrics {
     tally: Arc<Mutex<Tally>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
-    addr: SocketAddr,
+    /// Where the scrape is served (`--metrics-listen`).
+    addr: Option<SocketAddr>,
+    /// The pushes to a receiver (`--metrics-remote-write`).
+    pusher: Option<remote::Pusher>,
 }
 
 impl Metrics {
-    /// Listens on `addr` and serves from now on; `shard` labels every series.
+    /// Listens on `listen` and serves from now on, and pushes to `remote`; `shard` labels
+    /// every series.
     pub(crate) fn start(
-        addr: SocketAddr,
+        listen: Option<SocketAddr>,
+        remote: Option<crate::server::fetch::HttpUrl>,
         shard: Option<vload_engine::Shard>,
     ) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind(addr).with_context(|| {
-            format!("--metrics-listen {addr}: cannot listen there (in use, or not this machine's address)")
-        })?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
+        let listener = listen
+            .map(|addr| {
+                let listener = TcpListener::bind(addr).with_context(|| {
+                    format!("--metrics-listen {addr}: cannot listen there (in use, or not this machine's address)")
+                })?;
+                listener.set_nonblocking(true)?;
+                anyhow::Ok(listener)
+            })
+            .transpose()?;
+        let addr = listener.as_ref().map(TcpListener::local_addr).transpose()?;
         let mut tally = Tally {
             buckets: vec![0; bounds().len() + 1],
             // Every kind from zero, so that a rate over errors has a series before the first.
@@ -83,32 +96,43 @@ impl Metrics {
         }
         let tally = Arc::new(Mutex::new(tally));
         let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (tally, stop) = (tally.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name("vload-metrics".into())
-                .spawn(move || serve(&listener, &tally, &stop))?
-        };
+        let thread = listener
+            .map(|listener| {
+                let (tally, stop) = (tally.clone(), stop.clone());
+                std::thread::Builder::new()
+                    .name("vload-metrics".into())
+                    .spawn(move || serve(&listener, &tally, &stop))
+            })
+            .transpose()?;
+        let pusher = remote
+            .map(|url| remote::Pusher::start(url, tally.clone()))
+            .transpose()?;
         Ok(Metrics {
             tally,
             stop,
-            thread: Some(thread),
+            thread,
             addr,
+            pusher,
         })
     }
 
-    /// Where it listens.
-    pub(crate) fn addr(&self) -> SocketAddr {
+    /// Where it listens, if it does.
+    pub(crate) fn addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
-    /// Keeps answering for `linger` (the last scrape), then stops.
+    /// Pushes the final figures, keeps answering for `linger` (the last scrape), then stops.
     pub(crate) fn finish(mut self, linger: Duration) {
         if let Ok(mut t) = self.tally.lock() {
             t.warmup = false;
             t.in_flight = 0;
         }
-        std::thread::sleep(linger);
+        if let Some(pusher) = self.pusher.take() {
+            pusher.finish();
+        }
+        if self.thread.is_some() {
+            std::thread::sleep(linger);
+        }
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -397,7 +421,7 @@ mod tests {
     #[test]
     fn the_dashboard_queries_only_series_that_exist() {
         let dashboard: serde_json::Value =
-            serde_json::from_str(include_str!("../../../deploy/grafana/vload.json")).unwrap();
+            serde_json::from_str(include_str!("../../../../deploy/grafana/vload.json")).unwrap();
         let served = render(
             &Tally {
                 buckets: vec![0; bounds().len() + 1],
