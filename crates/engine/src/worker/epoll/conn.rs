@@ -290,7 +290,7 @@ impl Direct<'_> {
         };
         let before = *written;
         let outcome = loop {
-            match socket.send_with_flags(&self.request[*written..], libc::MSG_NOSIGNAL) {
+            match super::sys::send(socket.as_raw_fd(), &self.request[*written..]) {
                 Ok(n) => {
                     *written += n;
                     if *written == self.request.len() {
