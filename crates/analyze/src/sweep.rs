@@ -32,6 +32,10 @@ use crate::units::rate;
 pub const RESOLUTION: f64 = 0.02;
 /// At most this many bisection steps (from a 10% interval, 2% takes three).
 const MAX_BISECTIONS: u32 = 6;
+/// A confirmation that overturns the answer reopens a wider interval: it leaves at least
+/// this many bisections for it (from 25%, 3.1%), at most [`MAX_REOPENED`] times.
+const AFTER_OVERTURN: u32 = 3;
+const MAX_REOPENED: u32 = 2;
 /// A step whose throughput is more than this share below its rate fell behind.
 pub const FELL_BEHIND: f64 = 0.05;
 
@@ -174,6 +178,8 @@ pub struct Search {
     /// Bisection goes no lower than this rate.
     floor: f64,
     bisections: u32,
+    /// Answers a confirmation overturned.
+    overturned: u32,
     /// Every rate that met the SLO (a confirmation's miss falls back to the next below).
     passes: Vec<f64>,
     fail: Option<f64>,
@@ -199,6 +205,7 @@ impl Search {
             find_max,
             floor,
             bisections: 0,
+            overturned: 0,
             passes: Vec::new(),
             fail: None,
             stopped_by: None,
@@ -294,6 +301,12 @@ impl Search {
             StepOutcome::Missed(_) | StepOutcome::Unsteady(..) => {
                 self.passes.retain(|p| *p < rate);
                 self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
+                // Seen under load (#30): a sweep whose budget was spent above the overturned
+                // answer stopped with 350..400/s, 12.5% wide.
+                if self.overturned < MAX_REOPENED {
+                    self.overturned += 1;
+                    self.bisections = self.bisections.min(MAX_BISECTIONS - AFTER_OVERTURN);
+                }
             }
             other => self.record_stop(other),
         }

@@ -85,7 +85,12 @@ fn find_max_never_lands_above_a_known_capacity() {
     );
     // The step just above it missed the SLO, judged again from the file.
     let fail = v.first_failing_per_s.expect("a rate missed the SLO");
-    assert!(fail > max && fail - max <= 0.1 * fail, "{max} .. {fail}");
+    assert!(
+        fail > max && fail - max <= 0.1 * fail,
+        "{max} .. {fail}: {}\n{}",
+        v.summary,
+        stderr(&out)
+    );
     let failing = sweep_file
         .stages
         .iter()
