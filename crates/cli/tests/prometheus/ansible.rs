@@ -1,0 +1,286 @@
+//! deploy/ansible/attack.yml run for real (#34): three generator "hosts" that are network
+//! namespaces with an sshd each, `vload origin` in a namespace of its own (both made by
+//! deploy/ansible/lab.sh), Debian's `ansible-playbook` driving the shards over ssh, and a real
+//! Prometheus scraping every shard through the `file_sd` file the playbook writes. The merged
+//! run file must equal the origin's own count, the shards must start together, and Prometheus's
+//! sums must equal the merged totals.
+//!
+//! Namespaces need root (or `sudo -n`); without it, or without ansible, sshd or prometheus,
+//! the test says SKIPPED and why. Under `CI` or `VLOAD_REQUIRE_ANSIBLE` it fails instead.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use vload_schema::RunFile;
+
+use crate::server::{Prometheus, have_prometheus};
+
+/// Generators in the lab, one shard each.
+const SHARDS: usize = 3;
+/// The port every shard serves its metrics on, at its own address.
+const METRICS_PORT: u16 = 9464;
+/// How late a shard may begin after `--start-at`: `vload report` warns beyond this.
+const SKEW_S: f64 = 1.0;
+
+fn succeeds(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs a command as root: directly when the test is root, else through `sudo -n`.
+fn as_root(program: &str) -> Command {
+    if root() {
+        Command::new(program)
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.args(["-n", program]);
+        sudo
+    }
+}
+
+fn root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
+
+/// Why the lab cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    let sbin = |name: &str| {
+        ["/usr/sbin", "/sbin", "/usr/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(name).exists())
+    };
+    if !succeeds("ansible-playbook", &["--version"]) {
+        return Some("ansible-playbook is not installed (apt-get install -y ansible)".into());
+    }
+    if !sbin("sshd") || !succeeds("ssh-keygen", &["-?"]) && !sbin("ssh-keygen") {
+        return Some("sshd is not installed (apt-get install -y openssh-server)".into());
+    }
+    if !sbin("ip") {
+        return Some("ip is not installed (apt-get install -y iproute2)".into());
+    }
+    if !root() && !succeeds("sudo", &["-n", "true"]) {
+        return Some("network namespaces need root, and sudo -n is refused".into());
+    }
+    None
+}
+
+#[allow(clippy::print_stderr, reason = "a skipped test says so")]
+fn can_run(test: &str) -> bool {
+    if !have_prometheus(test) {
+        return false;
+    }
+    let Some(why) = missing() else {
+        return true;
+    };
+    let required = ["CI", "VLOAD_REQUIRE_ANSIBLE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty() && v != "0" && v != "false"));
+    assert!(!required, "{test}: {why}, and CI requires this test");
+    eprintln!("SKIPPED {test}: {why}");
+    false
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A lab from deploy/ansible/lab.sh, torn down (its processes ended by PID, its namespaces
+/// removed) on drop.
+struct Lab {
+    dir: PathBuf,
+}
+
+impl Lab {
+    fn up(dir: &Path, vload: &Path) -> Lab {
+        let out = as_root("bash")
+            .arg(repo().join("deploy/ansible/lab.sh"))
+            .args(["up"])
+            .arg(dir)
+            .arg(SHARDS.to_string())
+            .env("VLOAD", vload)
+            .output()
+            .unwrap();
+        let lab = Lab {
+            dir: dir.to_owned(),
+        };
+        assert!(
+            out.status.success(),
+            "lab.sh up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lab
+    }
+
+    /// The `export NAME=VALUE` lines of the lab's env file.
+    fn env(&self) -> Vec<(String, String)> {
+        std::fs::read_to_string(self.dir.join("env"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+
+    fn var(&self, name: &str) -> String {
+        self.env()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+            .unwrap()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = as_root("bash")
+            .arg(repo().join("deploy/ansible/lab.sh"))
+            .arg("down")
+            .arg(&self.dir)
+            .status();
+    }
+}
+
+/// The build to install, stripped of its debug information when `strip` is there: the debug
+/// build is ten times larger, and copying it over ssh thrice is most of the playbook's time.
+fn build_to_install(dir: &Path) -> PathBuf {
+    let copy = dir.join("vload");
+    std::fs::copy(env!("CARGO_BIN_EXE_vload"), &copy).unwrap();
+    let _ = Command::new("strip").arg(&copy).status();
+    copy
+}
+
+/// The origin's own count of requests (its /stats page is not counted).
+fn origin_requests(url: &str) -> u64 {
+    use std::io::{Read as _, Write as _};
+    let authority = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    write!(
+        stream,
+        "GET /stats HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let body = &text[text.find('{').unwrap()..=text.rfind('}').unwrap()];
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    v["requests_total"].as_u64().unwrap()
+}
+
+/// The index of the `vload_latency_seconds` bucket (ten a decade from 10 µs) holding `s`.
+fn bucket(s: f64) -> i64 {
+    (10.0 * (s / 1e-5).log10() - 1e-9).ceil() as i64
+}
+
+#[test]
+fn ansible_runs_a_sharded_attack_across_namespaces_and_prometheus_sums_it() {
+    let test = "ansible_runs_a_sharded_attack_across_namespaces_and_prometheus_sums_it";
+    if !can_run(test) {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vload-ansible-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let build = build_to_install(&dir);
+    let lab = Lab::up(&dir.join("lab"), &build);
+    let sd_file = dir.join("targets.json");
+    let prometheus = Prometheus::discovering(&sd_file);
+    let results = dir.join("results");
+    let vars = format!(
+        "vload_binary: {build}\nvload_url: {url}\nvload_attack_args: [-r, '600', -d, 4s, --label, lab]\n\
+         vload_results_dir: {results}\nvload_start_delay: 12\nvload_metrics_port: {METRICS_PORT}\n\
+         vload_metrics_linger: 5s\nvload_prometheus_sd_file: {sd}\nvload_timeout: 120\n",
+        build = build.display(),
+        url = lab.var("ORIGIN_URL"),
+        results = results.display(),
+        sd = sd_file.display(),
+    );
+    std::fs::write(dir.join("vars.yml"), vars).unwrap();
+    let out = Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(lab.dir.join("inventory.yml"))
+        .arg("-e")
+        .arg(format!("@{}", dir.join("vars.yml").display()))
+        .arg(repo().join("deploy/ansible/attack.yml"))
+        .envs(lab.env())
+        .env("ANSIBLE_NOCOLOR", "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ansible-playbook failed:\n{log}");
+    assert!(log.contains("merged 3 shards of 3"), "{log}");
+
+    // The same build on every generator.
+    for i in 0..SHARDS {
+        let installed = lab.dir.join(format!("gen{i}/bin/vload"));
+        assert_eq!(
+            std::fs::read(&installed).unwrap(),
+            std::fs::read(&build).unwrap()
+        );
+    }
+    // Every request due was sent, ended and counted by the origin, exactly.
+    let merged =
+        RunFile::from_json(&std::fs::read_to_string(results.join("vload.json")).unwrap()).unwrap();
+    assert_eq!(merged.totals.intended, 2400, "600/s for 4 s over 3 shards");
+    assert_eq!(merged.totals.completed, merged.totals.intended);
+    assert_eq!(
+        origin_requests(&lab.var("ORIGIN_URL")),
+        merged.totals.completed
+    );
+    // The shards started together, at the time the playbook chose.
+    let shards: Vec<RunFile> = (0..SHARDS)
+        .map(|i| {
+            let f = results.join(format!("vload-shard-{i}.json"));
+            RunFile::from_json(&std::fs::read_to_string(f).unwrap()).unwrap()
+        })
+        .collect();
+    for (i, shard) in shards.iter().enumerate() {
+        let plan = shard.plan.shard.as_ref().unwrap();
+        assert_eq!((plan.index, plan.count), (i as u32, SHARDS as u32));
+        assert_eq!(shard.plan.start_at, shards[0].plan.start_at);
+        let late = shard.window.start_offset_s.unwrap();
+        assert!(late <= SKEW_S, "shard {i} began {late} s after --start-at");
+    }
+
+    // Prometheus scraped every shard: its sums are the merged totals, and its p99 lies within
+    // one bucket of the run file's.
+    let sum = |metric: &str| prometheus.value(&format!("sum(max_over_time({metric}[2m]))"));
+    assert_eq!(
+        sum("vload_requests_due_total"),
+        Some(merged.totals.intended as f64)
+    );
+    assert_eq!(
+        sum("vload_requests_ended_total"),
+        Some(merged.totals.completed as f64)
+    );
+    assert_eq!(
+        prometheus.value("count(count by (shard) (max_over_time(vload_requests_due_total[2m])))"),
+        Some(SHARDS as f64)
+    );
+    let p99 = merged
+        .latency
+        .primary()
+        .histogram
+        .decode()
+        .unwrap()
+        .value_at_quantile(0.99) as f64
+        / 1e9;
+    let from_buckets = prometheus
+        .value("histogram_quantile(0.99, sum by (le) (max_over_time(vload_latency_seconds_bucket[2m])))")
+        .unwrap();
+    assert!(
+        (bucket(p99) - bucket(from_buckets)).abs() <= 1,
+        "p99 {p99} s in the run file, {from_buckets} s from Prometheus's buckets"
+    );
+    drop(lab);
+    let _ = std::fs::remove_dir_all(&dir);
+}
