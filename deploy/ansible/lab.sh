@@ -59,7 +59,8 @@ dir=$(cd "$dir" && pwd)
 # A lab number no other lab has: `ip netns add` fails on a name that exists, so it is the lock.
 lab=
 for n in $(seq 1 250); do
-    if ip netns add "vload-lab-$n" 2>/dev/null; then lab=$n; break; fi
+    if err=$(ip netns add "vload-lab-$n" 2>&1); then lab=$n; break; fi
+    [[ -e /run/netns/vload-lab-$n ]] || { echo "lab.sh: cannot make a network namespace: $err" >&2; exit 2; }
 done
 [[ -n $lab ]] || { echo "lab.sh: no free lab number (250 labs exist?)" >&2; exit 2; }
 net=10.213.$lab
