@@ -135,7 +135,10 @@ fn serve_attack(mut setup: WorkerSetup) -> WorkerSummary {
         .and_then(|d| setup.t0.checked_add(setup.plan.warmup + d));
     #[cfg(target_os = "linux")]
     let epoll = epoll::serves(&setup)
-        .then(epoll::Epoll::new)
+        .then(|| {
+            epoll::own_descriptor_table();
+            epoll::Epoll::new()
+        })
         .and_then(Result::ok);
     let worker = Rc::new(Worker::new(&mut setup, end));
     let mut interrupt = setup.interrupt.clone();

@@ -38,7 +38,7 @@ use super::{WorkerMsg, WorkerSetup};
 use crate::plan::{Client, Driver, Protocol};
 use conn::{Connection, Phase};
 use pool::OpenPool;
-pub(super) use sys::Epoll;
+pub(super) use sys::{Epoll, own_descriptor_table};
 use sys::{Probe, Waiter};
 
 /// How often timeouts, connect back-offs and interrupts are looked at. A timed-out request
