@@ -133,16 +133,23 @@ on_both_drivers! {
     /// vload's wake-up run late by about what the hiccup probe saw. (See #17, case 21: a fixed
     /// 11 ms bound failed at 11.04 ms on a loaded 2-core machine. The 1 ms precision on a
     /// quiet machine is a benchmark: benches/peers/precision.sh.)
+    ///
+    /// The origin's timer is another thread's, so the machine's lateness is also measured by
+    /// a thread of the test's own beside the attack: beside `stress-ng --cpu 8` vload's probe
+    /// once saw 0.16 ms while the origin's 10 ms came out at 11.48 ms by the median.
     #[test]
     fn fixed_origin_delay_is_measured_within_the_machines_own_lateness() {
         let origin = origin();
+        let (stop, probe) = lateness_probe();
         let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
+        let _ = stop.send(());
+        let beside = probe.join().unwrap();
         let p50 = ms(quantile_ns(&run.latency.service, 0.5));
-        let hiccup = ms(run.client_health.hiccup_p99_ns.unwrap_or(0));
+        let hiccup = ms(run.client_health.hiccup_p99_ns.unwrap_or(0)).max(beside);
         let bound = 11.0 + 2.0 * hiccup;
         assert!(
             (10.0..=bound).contains(&p50),
-            "p50 {p50} ms, bound {bound} ms (hiccup p99 {hiccup} ms)"
+            "p50 {p50} ms, bound {bound} ms (hiccup p99 {hiccup} ms, vload's or a thread beside)"
         );
         assert!(run.latency.service.moments.min_ns >= 10_000_000);
     }
@@ -216,4 +223,22 @@ on_both_drivers! {
         assert_eq!(run.totals.connections_opened, 4);
         assert_eq!(run.plan.threads, 2);
     }
+}
+
+/// A thread that sleeps 1 ms at a time until told to stop, and returns how late its wake-ups
+/// were at the 99th percentile, in ms: the machine's own lateness as another thread sees it.
+fn lateness_probe() -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<f64>) {
+    let (stop, told) = std::sync::mpsc::channel::<()>();
+    let probe = std::thread::spawn(move || {
+        let mut late = Vec::new();
+        while told.try_recv().is_err() && late.len() < 100_000 {
+            let asked = Duration::from_millis(1);
+            let began = std::time::Instant::now();
+            std::thread::sleep(asked);
+            late.push(began.elapsed().saturating_sub(asked).as_secs_f64() * 1e3);
+        }
+        late.sort_by(f64::total_cmp);
+        late.get(late.len() * 99 / 100).copied().unwrap_or(0.0)
+    });
+    (stop, probe)
 }
