@@ -1,5 +1,7 @@
 //! A response head, parsed in place by `httparse`: status, framing, cache headers.
 
+use std::cell::RefCell;
+
 use crate::cache::{CacheClass, CacheSource};
 
 /// A response head larger than this is refused.
@@ -90,8 +92,58 @@ fn scan<'a>(headers: &[httparse::Header<'a>]) -> Result<Fields<'a>, String> {
     Ok(found)
 }
 
+/// Heads longer than this are not remembered.
+const MEMO_MAX: usize = 1024;
+
+/// The last head parsed on this thread, with its bytes. The parse reads a head left to right
+/// and stops at its end, so a response that starts with the same bytes has the same head:
+/// it is taken from here without parsing (a server's responses to one request usually differ
+/// only in `Date`, once a second). A server whose heads always differ (Varnish's
+/// `X-Varnish` numbers each response) would pay a comparison and a copy every response for
+/// nothing: after `COLD` misses in a row the memo is compared and stored only every 64th.
+struct Memo {
+    bytes: Vec<u8>,
+    head_request: bool,
+    head: Option<Head>,
+    misses: u32,
+}
+
+/// Misses in a row before the memo is consulted only every 64th response.
+const COLD: u32 = 4;
+
+thread_local! {
+    static MEMO: RefCell<Memo> = const {
+        RefCell::new(Memo { bytes: Vec::new(), head_request: false, head: None, misses: 0 })
+    };
+}
+
 /// Parses a response head at the start of `buf`: `Ok(None)` until it is complete.
 pub(crate) fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
+    MEMO.with_borrow_mut(|memo| {
+        let probing = memo.misses < COLD || memo.misses % 64 == 0;
+        if probing
+            && let Some(head) = memo.head
+            && memo.head_request == head_request
+            && buf.starts_with(&memo.bytes)
+        {
+            memo.misses = 0;
+            return Ok(Some(head));
+        }
+        let parsed = parse_fresh(buf, head_request)?;
+        if let Some(head) = parsed {
+            memo.misses = memo.misses.wrapping_add(1);
+            if (memo.misses < COLD || memo.misses % 64 == 0) && head.len <= MEMO_MAX {
+                memo.bytes.clear();
+                memo.bytes.extend_from_slice(&buf[..head.len]);
+                (memo.head, memo.head_request) = (Some(head), head_request);
+            }
+        }
+        Ok(parsed)
+    })
+}
+
+/// Parses a response head at the start of `buf` with no memo.
+fn parse_fresh(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
     // Slots httparse fills as it parses: initialising all 96 (3 KB of stores) for the seven or
     // so headers a response has was a quarter of a parse (190 against 144 ns, the
     // `response/parse_and_classify` microbench).
@@ -226,5 +278,70 @@ mod tests {
     fn cache_headers_are_classified_in_place() {
         let h = head("HTTP/1.1 200 OK\r\nX-Varnish: 5 3\r\nContent-Length: 0\r\n\r\n");
         assert_eq!(h.cache, (CacheClass::Hit, Some(CacheSource::XVarnish)));
+    }
+
+    /// The memo never changes an answer: heads that share the memo's bytes, that differ from
+    /// them in one byte anywhere, that are cut short or are HEAD responses, in any order, are
+    /// parsed as a parse with no memo parses them.
+    mod memo {
+        use super::*;
+        use proptest::prelude::*;
+
+        const BASE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sun, 22 Nov 2026 04:50:00 \
+GMT\r\nContent-Length: 11\r\nX-Cache: HIT\r\nConnection: keep-alive\r\n\r\nHello World";
+
+        fn misses() -> u32 {
+            MEMO.with_borrow(|m| m.misses)
+        }
+
+        proptest! {
+            #[test]
+            fn answers_as_a_fresh_parse(
+                steps in proptest::collection::vec(
+                    (0..BASE.len(), any::<u8>(), 0..4u8, any::<bool>(), 1..=BASE.len()), 1..200)
+            ) {
+                for (at, byte, kind, head_request, cut) in steps {
+                    let mut buf = BASE.to_vec();
+                    match kind {
+                        0 => {}
+                        1 => buf[at] = byte,
+                        2 => buf.truncate(cut),
+                        _ => buf.insert(at, byte),
+                    }
+                    prop_assert_eq!(parse_head(&buf, head_request), parse_fresh(&buf, head_request));
+                }
+            }
+        }
+
+        #[test]
+        fn a_changed_length_is_a_changed_head() {
+            let eleven = parse_head(BASE, false).unwrap().unwrap();
+            let twelve = String::from_utf8_lossy(BASE).replace("Length: 11", "Length: 12");
+            let twelve = parse_head(twelve.as_bytes(), false).unwrap().unwrap();
+            assert_eq!(
+                (eleven.framing, twelve.framing),
+                (Framing::Length(11), Framing::Length(12))
+            );
+            assert_eq!(
+                parse_head(BASE, true).unwrap().unwrap().framing,
+                Framing::Empty
+            );
+        }
+
+        /// After heads that all differ the memo is consulted every 64th response, and a
+        /// server that then repeats itself is found again within that.
+        #[test]
+        fn a_cold_memo_warms_again() {
+            for i in 0..200 {
+                let varnish = String::from_utf8_lossy(BASE)
+                    .replace("X-Cache: HIT", &format!("X-Varnish: {i}"));
+                parse_head(varnish.as_bytes(), false).unwrap().unwrap();
+            }
+            assert!(misses() >= 200, "{}", misses());
+            for _ in 0..=65 {
+                assert_eq!(parse_head(BASE, false), parse_fresh(BASE, false));
+            }
+            assert_eq!(misses(), 0, "the repeated head was not remembered");
+        }
     }
 }
