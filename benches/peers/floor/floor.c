@@ -10,6 +10,13 @@
 //                 submission a request, completions reaped in batches by one
 //                 io_uring_enter (SINGLE_ISSUER | DEFER_TASKRUN)
 // Prints: requests, seconds, requests/s, latency p50 and p99 in µs, loop turns.
+//
+// FLOOR_LIKE=LETTERS (epoll only) adds what vload's epoll loop does and the floor does not,
+// one letter each, to find which of them costs (#36): n non-blocking sockets, MSG_DONTWAIT
+// and MSG_NOSIGNAL on every call; t a 1 ms timerfd in the epoll set, read and re-armed each
+// time it fires (vload's stall probe); w epoll_pwait2 with a 10 ms timeout instead of
+// epoll_wait's 100 ms (vload's wait while its probe is armed), W the same with 1 ms (its wait
+// without the probe); h a second thread, idle, so the process is multi-threaded.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,25 +97,67 @@ static double quantile(uint64_t total, double q) {
     return BUCKETS;
 }
 
+static int like(char letter) {
+    const char *v = getenv("FLOOR_LIKE");
+    return v && strchr(v, letter);
+}
+
+static void *idle(void *arg) {
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void arm(int tfd) {
+    struct itimerspec in = {.it_value = {.tv_nsec = 1000000}};
+    if (timerfd_settime(tfd, 0, &in, NULL))
+        die("timerfd_settime");
+}
+
 static void run_epoll(struct conn *cs, int n, uint64_t end, uint64_t *done, uint64_t *turns) {
     int ep = epoll_create1(0);
     if (ep < 0)
         die("epoll_create1");
+    int flags = like('n') ? MSG_DONTWAIT | MSG_NOSIGNAL : 0, tfd = -1;
+    int pwait2 = like('w') || like('W');
+    if (like('n'))
+        for (int i = 0; i < n; i++)
+            fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) | O_NONBLOCK);
+    if (like('t')) {
+        tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+        if (tfd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev))
+            die("timerfd");
+        arm(tfd);
+    }
+    if (like('h')) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, idle, NULL))
+            die("pthread_create");
+    }
+    const struct timespec ms = {.tv_nsec = like('W') ? 1000000 : 10000000};
     for (int i = 0; i < n; i++) {
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
         if (epoll_ctl(ep, EPOLL_CTL_ADD, cs[i].fd, &ev))
             die("epoll_ctl");
         cs[i].sent_ns = now_ns();
-        if (send(cs[i].fd, request, request_len, 0) != (ssize_t)request_len)
+        if (send(cs[i].fd, request, request_len, flags) != (ssize_t)request_len)
             die("send");
     }
     struct epoll_event evs[1024];
     while (now_ns() < end) {
-        int k = epoll_wait(ep, evs, 1024, 100);
+        int k = pwait2 ? epoll_pwait2(ep, evs, 1024, &ms, NULL) : epoll_wait(ep, evs, 1024, 100);
         ++*turns;
         for (int e = 0; e < k; e++) {
+            if (evs[e].data.u32 == UINT32_MAX) {
+                uint64_t fired;
+                if (read(tfd, &fired, sizeof fired) == sizeof fired)
+                    arm(tfd);
+                continue;
+            }
             struct conn *c = &cs[evs[e].data.u32];
-            ssize_t r = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, 0);
+            ssize_t r = recv(c->fd, c->buf + c->have, sizeof c->buf - c->have, flags);
             if (r < 0 && errno == EAGAIN)
                 continue;
             if (r == 0) {
@@ -116,7 +168,7 @@ static void run_epoll(struct conn *cs, int n, uint64_t end, uint64_t *done, uint
                 die("recv");
             if (received(c, (size_t)r, done)) {
                 c->sent_ns = now_ns();
-                if (send(c->fd, request, request_len, 0) != (ssize_t)request_len)
+                if (send(c->fd, request, request_len, flags) != (ssize_t)request_len)
                     die("send");
             }
         }
