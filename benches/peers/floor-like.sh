@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where vload's CPU a request above the epoll floor's goes (#36): the floor client made like
 # vload's epoll loop one difference at a time (FLOOR_LIKE letters, see floor.c: n non-blocking
-# calls, t the 1 ms probe timer, w epoll_pwait2 with a 10 ms timeout, W with 1 ms, h a second
+# calls, t the 1 ms probe timer, T every 4 ms, w epoll_pwait2 with a 10 ms timeout, W with 1 ms, h a second
 # thread), all of vload's at once (ntwh), and vload itself; closed loop on nginx (one worker), interleaved rounds.
 # Prints each variant's CPU, user and system µs a request and its ratio to the plain floor's
 # in the same round (median and range).

@@ -14,7 +14,7 @@
 // FLOOR_LIKE=LETTERS (epoll only) adds what vload's epoll loop does and the floor does not,
 // one letter each, to find which of them costs (#36): n non-blocking sockets, MSG_DONTWAIT
 // and MSG_NOSIGNAL on every call; t a 1 ms timerfd in the epoll set, read and re-armed each
-// time it fires (vload's stall probe); w epoll_pwait2 with a 10 ms timeout instead of
+// time it fires (vload's stall probe), T the same every 4 ms (this kernel's tick at 250 Hz); w epoll_pwait2 with a 10 ms timeout instead of
 // epoll_wait's 100 ms (vload's wait while its probe is armed), W the same with 1 ms (its wait
 // without the probe); h a second thread, idle, so the process is multi-threaded.
 #define _GNU_SOURCE
@@ -110,7 +110,7 @@ static void *idle(void *arg) {
 }
 
 static void arm(int tfd) {
-    struct itimerspec in = {.it_value = {.tv_nsec = 1000000}};
+    struct itimerspec in = {.it_value = {.tv_nsec = like('T') ? 4000000 : 1000000}};
     if (timerfd_settime(tfd, 0, &in, NULL))
         die("timerfd_settime");
 }
@@ -124,7 +124,7 @@ static void run_epoll(struct conn *cs, int n, uint64_t end, uint64_t *done, uint
     if (like('n'))
         for (int i = 0; i < n; i++)
             fcntl(cs[i].fd, F_SETFL, fcntl(cs[i].fd, F_GETFL) | O_NONBLOCK);
-    if (like('t')) {
+    if (like('t') || like('T')) {
         tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
         if (tfd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev))
