@@ -227,15 +227,32 @@ fn ansible_runs_a_sharded_attack_across_namespaces_and_prometheus_sums_it() {
             std::fs::read(&build).unwrap()
         );
     }
-    // Every request due was sent, ended and counted by the origin, exactly.
+    // Every request due is in exactly one bucket of the merged ledger, and the origin counted
+    // what was sent. On a quiet machine every request is sent and answered; on a loaded one a
+    // shard frozen past its window's end leaves a request or two unsent (seen once beside
+    // stress-ng: 2,399 of 2,400), which the ledger must count and the origin never sees.
     let merged =
         RunFile::from_json(&std::fs::read_to_string(results.join("vload.json")).unwrap()).unwrap();
-    assert_eq!(merged.totals.intended, 2400, "600/s for 4 s over 3 shards");
-    assert_eq!(merged.totals.completed, merged.totals.intended);
-    assert_eq!(
-        origin_requests(&lab.var("ORIGIN_URL")),
-        merged.totals.completed
+    let t = &merged.totals;
+    assert_eq!(t.intended, 2400, "600/s for 4 s over 3 shards");
+    assert_eq!(t.intended, t.sent + t.unsent, "{t:?}");
+    assert_eq!(t.sent, t.completed + t.unfinished, "{t:?}");
+    let answered: u64 = t.status_codes.values().sum();
+    let failed: u64 = t.errors.values().map(|e| e.count).sum();
+    assert_eq!(t.completed, answered + failed, "{t:?}");
+    assert!(
+        t.unsent + t.unfinished <= 24,
+        "more than 1% left unanswered: {t:?}"
     );
+    let origin = origin_requests(&lab.var("ORIGIN_URL"));
+    if t.unfinished == 0 && failed == 0 {
+        assert_eq!(origin, answered, "{t:?}");
+    } else {
+        assert!(
+            (answered..=t.sent).contains(&origin),
+            "origin counted {origin}: {t:?}"
+        );
+    }
     // The shards started together, at the time the playbook chose.
     let shards: Vec<RunFile> = (0..SHARDS)
         .map(|i| {
