@@ -71,23 +71,54 @@ impl Catalogue {
     /// The virtual host of object `id`, when the catalogue spreads over several (a slot's
     /// new objects stay on its host).
     pub fn host_of(&self, id: u64) -> Option<String> {
-        let rank = id & ((1 << GENERATION_SHIFT) - 1);
-        (self.hosts > 1).then(|| format!("site{}.test", rank % u64::from(self.hosts)))
+        let mut host = Vec::new();
+        self.write_host(id, |part| host.extend_from_slice(part))
+            .then(|| String::from_utf8(host).expect("site names are ASCII"))
+    }
+
+    /// The index of object `id`'s virtual host among the catalogue's (0 with one host).
+    pub fn site_of(&self, id: u64) -> u64 {
+        (id & ((1 << GENERATION_SHIFT) - 1)) % u64::from(self.hosts.max(1))
+    }
+
+    /// Writes object `id`'s virtual host through `put`, piece by piece, without allocating;
+    /// false (and nothing written) when the catalogue has one host.
+    pub fn write_host(&self, id: u64, mut put: impl FnMut(&[u8])) -> bool {
+        if self.hosts <= 1 {
+            return false;
+        }
+        let mut number = itoa::Buffer::new();
+        put(b"site");
+        put(number.format(self.site_of(id)).as_bytes());
+        put(b".test");
+        true
     }
 
     /// Object `id`'s path and query, which tell `vload origin` its size and max-age: a
     /// replaced slot's object is `/c/RANK.GENERATION`.
     pub fn path(&self, id: u64) -> String {
+        let mut path = Vec::with_capacity(48);
+        self.write_path(id, |part| path.extend_from_slice(part));
+        String::from_utf8(path).expect("catalogue paths are ASCII")
+    }
+
+    /// Writes [`Catalogue::path`] through `put`, piece by piece, without allocating: the
+    /// engine writes it straight into the request it sends.
+    pub fn write_path(&self, id: u64, mut put: impl FnMut(&[u8])) {
         let (rank, generation) = (id & ((1 << GENERATION_SHIFT) - 1), id >> GENERATION_SHIFT);
-        let mut path = if generation == 0 {
-            format!("/c/{rank}?size={}", self.size_of(id))
-        } else {
-            format!("/c/{rank}.{generation}?size={}", self.size_of(id))
-        };
-        if let Some(ttl) = self.ttl_of(id) {
-            path.push_str(&format!("&cache=max-age={ttl}"));
+        let mut number = itoa::Buffer::new();
+        put(b"/c/");
+        put(number.format(rank).as_bytes());
+        if generation > 0 {
+            put(b".");
+            put(number.format(generation).as_bytes());
         }
-        path
+        put(b"?size=");
+        put(number.format(self.size_of(id)).as_bytes());
+        if let Some(ttl) = self.ttl_of(id) {
+            put(b"&cache=max-age=");
+            put(number.format(ttl).as_bytes());
+        }
     }
 
     /// The object in slot `rank` after `replaced` replacements since the start.
@@ -292,6 +323,34 @@ mod tests {
             a.path(17),
             format!("/c/17?size={}&cache=max-age={ttl}", a.size_of(17))
         );
+    }
+
+    #[test]
+    fn paths_and_hosts_name_the_slot_its_generation_and_its_site() {
+        let c = Catalogue {
+            hosts: 3,
+            churn_per_s: Some(10.0),
+            ..Catalogue::default()
+        };
+        let replaced = c.churned(5, 10 * c.objects);
+        assert_eq!(
+            replaced >> GENERATION_SHIFT,
+            10,
+            "ten rounds of replacements"
+        );
+        assert_eq!(
+            c.path(replaced),
+            format!("/c/5.10?size={}", c.size_of(replaced))
+        );
+        assert_eq!(c.host_of(replaced).as_deref(), Some("site2.test"));
+        assert_eq!(
+            c.site_of(replaced),
+            2,
+            "a slot's new objects stay on its host"
+        );
+        let one = Catalogue::default();
+        assert_eq!(one.host_of(5), None);
+        assert!(!one.write_host(5, |_| panic!("nothing is written for one host")));
     }
 
     #[test]
