@@ -16,7 +16,7 @@ wait_port() {
 }
 
 # nginx_on PORT LISTEN_OPTIONS SERVER_DIRECTIVES: one worker, a fixed 11-byte body, access
-# log off, listening on 127.0.0.1:PORT with the options given.
+# log off, listening on 127.0.0.1:PORT with the options given; on CPU $SERVER_CPU when set.
 nginx_on() {
     command -v nginx >/dev/null || { echo "needs nginx (apt-get install -y nginx)" >&2; exit 2; }
     cat > "$tmp/nginx-$1.conf" <<CONF
@@ -28,7 +28,9 @@ http { access_log off; keepalive_requests 100000000;
   server { listen 127.0.0.1:$1 $2 backlog=65535; $3
     location / { default_type text/plain; return 200 "Hello World"; } } }
 CONF
-    nginx -c "$tmp/nginx-$1.conf" & pids+=($!)
+    local pin=()
+    [[ -z ${SERVER_CPU:-} ]] || pin=(taskset -c "$SERVER_CPU")
+    "${pin[@]}" nginx -c "$tmp/nginx-$1.conf" & pids+=($!)
     wait_port "$1"
 }
 
