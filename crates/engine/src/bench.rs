@@ -6,7 +6,7 @@ use vload_schema::HistogramSettings;
 use crate::AttackPlan;
 use crate::plan::Protocol;
 use crate::record::IntervalStats;
-use crate::request::Prepared;
+use crate::workload::Prepared;
 
 /// One worker's per-second statistics.
 #[derive(Debug)]

@@ -163,9 +163,13 @@ impl Dimensions {
         }
     }
 
-    /// The groups of a request for `target`, drawn as `drawn`.
+    /// The groups of a request for `target`, drawn as `drawn` (none when the run has no
+    /// dimension by target).
     pub(crate) fn tags(&self, target: &Target, drawn: Drawn) -> Tags {
         let mut tags = Tags::UNDRAWN;
+        if !self.any() {
+            return tags;
+        }
         if let Some((names, lookup)) = &self.hosts {
             let host = target
                 .headers
@@ -181,11 +185,7 @@ impl Dimensions {
                     .unwrap_or(names.index(u64::MAX)),
             };
         }
-        if let Some((names, classes)) = &self.classes {
-            let path = target.path.as_str();
-            let hit = classes.iter().position(|c| c.pattern.is_match(path));
-            tags.0[1] = names.index(hit.unwrap_or(classes.len()) as u64);
-        }
+        self.classify(target.path.as_str(), &mut tags);
         if let Some(names) = &self.sets {
             tags.0[2] = names.index(drawn.set as u64);
         }
@@ -193,6 +193,35 @@ impl Dimensions {
             tags.0[3] = names.index(drawn.pass);
         }
         tags
+    }
+
+    /// `tags` drawn in pass `pass` over a list.
+    pub(crate) fn with_pass(&self, mut tags: Tags, pass: u64) -> Tags {
+        if let Some(names) = &self.passes {
+            tags.0[3] = names.index(pass);
+        }
+        tags
+    }
+
+    /// The groups of a catalogue object's request: its site (the index of its virtual host,
+    /// whose group has that index, folded beyond the limit) and the class of its path (read
+    /// only when the run has classes).
+    pub(crate) fn catalogue_tags(&self, site: u64, path: impl FnOnce() -> String) -> Tags {
+        let mut tags = Tags::UNDRAWN;
+        if let Some((names, _)) = &self.hosts {
+            tags.0[0] = names.index(site);
+        }
+        if self.classes.is_some() {
+            self.classify(&path(), &mut tags);
+        }
+        tags
+    }
+
+    fn classify(&self, path: &str, tags: &mut Tags) {
+        if let Some((names, classes)) = &self.classes {
+            let hit = classes.iter().position(|c| c.pattern.is_match(path));
+            tags.0[1] = names.index(hit.unwrap_or(classes.len()) as u64);
+        }
     }
 }
 
@@ -224,10 +253,13 @@ fn host_names(
                 .then(|| Names::bounded(names, summary.vhosts_untracked))
         }
         (None, Some(catalogue)) => (catalogue.hosts > 1).then(|| {
-            let names = (0..u64::from(catalogue.hosts))
+            // Only the names kept are made: --vhosts may be billions.
+            let hosts = u64::from(catalogue.hosts);
+            let kept = hosts.min(GROUP_LIMIT as u64);
+            let names = (0..kept)
                 .map(|i| catalogue.host_of(i).expect("several hosts"))
                 .collect();
-            Names::bounded(names, 0)
+            Names::bounded(names, hosts - kept)
         }),
         _ => None,
     };
@@ -473,15 +505,6 @@ impl Tally {
         Tally {
             dims,
             counts: RefCell::new(counts),
-        }
-    }
-
-    /// The groups of a request for `target`, drawn as `drawn`.
-    pub(crate) fn tags(&self, target: &Target, drawn: Drawn) -> Tags {
-        if self.dims.any() {
-            self.dims.tags(target, drawn)
-        } else {
-            Tags::UNDRAWN
         }
     }
 

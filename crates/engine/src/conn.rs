@@ -5,7 +5,7 @@
 //! HTTP/1.1 client connection (driven inside the task that uses it: no second task, no
 //! cross-task wake-up per request), vload's lean HTTP/2 client (the default for HTTP/2) and
 //! hyper's (each with its connection on a task of its own, since several streams share it). Each builds its request from the one
-//! rule in [`crate::request`], and every failure maps onto a kind by its type.
+//! rule in [`crate::workload`], and every failure maps onto a kind by its type.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -28,9 +28,9 @@ use crate::failure::{Failure, io_kind, is_client_limit};
 use crate::h1::H1Conn;
 use crate::h2::H2Conn;
 use crate::plan::{Client, Protocol};
-use crate::request::Request;
 use crate::response::Response;
 use crate::tls::Io;
+use crate::workload::{Request, Wire};
 
 /// What a dialer makes connections with.
 pub(crate) struct Dialer {
@@ -332,9 +332,12 @@ impl Conn {
     }
 
     /// Sends one request and reads the whole response; `None` when `deadline` passed first.
+    /// The lean HTTP/1.1 client writes `wire` when it is given (a request prepared as
+    /// bytes), the others build theirs from `request`.
     pub(crate) async fn exchange(
         &mut self,
         request: Request<'_>,
+        wire: Option<&Wire>,
         deadline: Instant,
     ) -> Option<Result<Response, Failure>> {
         let Conn {
@@ -347,9 +350,19 @@ impl Conn {
         let counts = (&*received, &*written);
         match link {
             Link::Lean(conn) => {
-                let bytes = request.lean_bytes();
-                let body = request.body().len() as u64;
-                let response = conn.exchange(&bytes, request.is_head(), body);
+                let own;
+                let wire = match wire {
+                    Some(wire) => wire,
+                    None => {
+                        own = Wire {
+                            bytes: request.lean_bytes(),
+                            head: request.is_head(),
+                            body: request.body().len() as u64,
+                        };
+                        &own
+                    }
+                };
+                let response = conn.exchange(&wire.bytes, wire.head, wire.body);
                 until(response, timeout, deadline, |_| false).await
             }
             Link::Hyper1 { sender, driver } => {

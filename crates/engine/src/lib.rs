@@ -4,9 +4,10 @@
 //! the calling thread, which collects results while `plan.threads` worker threads
 //! generate the load, each with its own connections and its own recorder (no locks or
 //! shared atomics per request), on one of two drivers picked before the thread builds
-//! anything: plain HTTP/1.1 through the lean client (on Linux) runs on the thread's own
-//! epoll loop, one `recv` and one `send` a request and no runtime; everything else (TLS,
-//! target files, HTTP/2, hyper's clients) on a current-thread tokio runtime. Both step the
+//! anything: plain HTTP/1.1 through the lean client (on Linux), whatever its workload
+//! (target lists, mixes, a catalogue), runs on the thread's own epoll loop, one `recv` and
+//! one `send` a request and no runtime; everything else (TLS, HTTP/2, hyper's clients) on a
+//! current-thread tokio runtime. Both step the
 //! same clock (intervals, the window's end, interrupts, the grace period) and record
 //! through the same books, so every request due ends in exactly one place either way.
 //!
@@ -79,7 +80,6 @@ mod observe;
 mod plan;
 mod rate;
 mod record;
-mod request;
 mod response;
 mod run;
 mod schedule;
@@ -88,6 +88,7 @@ mod targets;
 mod tls;
 pub mod url;
 mod worker;
+mod workload;
 
 pub use breakdown::{UNCLASSIFIED, UrlClass};
 pub use error::EngineError;

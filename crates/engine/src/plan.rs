@@ -188,6 +188,14 @@ impl Protocol {
         }
     }
 
+    /// True when its client writes each request from bytes prepared before it goes out
+    /// (vload's lean HTTP/1.1 client), rather than from fields.
+    pub(crate) fn sends_prepared_bytes(self) -> bool {
+        self == Protocol::Http1 {
+            client: Client::Lean,
+        }
+    }
+
     /// True for HTTP/2.
     pub fn is_http2(self) -> bool {
         matches!(self, Protocol::Http2 { .. })

@@ -19,8 +19,9 @@ use crate::observe::{Interrupt, Observer};
 use crate::plan::{Arrival, AttackPlan, Load, Shard, share};
 use crate::rate::Curve;
 use crate::schedule::Schedule;
-use crate::targets::{self, FileStream, Pick, TargetPlan, TargetStream, TargetSummary};
+use crate::targets::{Pick, TargetPlan, TargetSummary};
 use crate::worker::{self, WorkerMsg, WorkerSetup, thread_cpu_time};
+use crate::workload::{self, FileStream, Held, Prepared, Source};
 use crate::{env, tls};
 
 /// How far ahead of now the workers start together, so that all have started by then.
@@ -87,6 +88,8 @@ struct Attack {
     hlog: Option<(File, PathBuf)>,
     /// The breakdowns' dimensions by target and their names.
     dimensions: Arc<Dimensions>,
+    /// The target lists held in memory, prepared as their client sends them.
+    held: Option<Arc<Held>>,
 }
 
 fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
@@ -102,7 +105,7 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
         );
     }
     let fd_limit = env::raise_fd_limit();
-    let targets = plan
+    let mut targets = plan
         .targets
         .as_ref()
         .map(TargetPlan::validate)
@@ -130,7 +133,20 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
     };
     let (t0, started_at) = start_time(plan.start_at);
     let dimensions = Arc::new(Dimensions::new(&plan, targets.as_ref()));
+    // The lists held are prepared once for every worker, and only that form is kept.
+    let loaded = targets.as_mut().and_then(|t| t.loaded.take());
+    let held = loaded.map(|loaded| {
+        let loaded = Arc::try_unwrap(loaded).unwrap_or_else(|shared| (*shared).clone());
+        let form = (plan.protocol.sends_prepared_bytes(), plan.tls.is_some());
+        Arc::new(Held::prepare(
+            loaded,
+            &Prepared::new(&plan),
+            &dimensions,
+            form,
+        ))
+    });
     Ok(Attack {
+        held,
         plan: Arc::new(plan),
         dimensions,
         targets,
@@ -298,15 +314,16 @@ impl Attack {
         // Worker `id` of shard i is worker i + N * id of the whole attack: schedules and
         // target lists are dealt over all shards' workers at once.
         let (global, workers) = (shard.index + shard.count * id, shard.count * self.threads);
-        let targets = match (&plan.targets, &self.targets, &plan.catalogue) {
-            (Some(tp), Some(summary), _) => Some(TargetStream::Files(
+        let source = match (&plan.targets, &self.targets, &plan.catalogue) {
+            (Some(tp), Some(summary), _) => Source::Files(
                 FileStream::new(tp, summary, global, workers, shard)
                     .map_err(EngineError::Targets)?,
-            )),
-            (_, _, Some(catalogue)) => Some(TargetStream::Catalogue(
-                catalogue.sampler(global, workers).starting_at(self.t0),
-            )),
-            _ => None,
+                self.held.clone(),
+            ),
+            (_, _, Some(catalogue)) => {
+                Source::Catalogue(catalogue.sampler(global, workers).starting_at(self.t0))
+            }
+            _ => Source::Own,
         };
         Ok(WorkerSetup {
             id,
@@ -314,11 +331,11 @@ impl Attack {
             t0: self.t0,
             connections: share(u64::from(plan.own_connections()), self.threads, id) as u32,
             requests: match self.passes {
-                Some((total, passes)) => Some(targets::pass_share(total, passes, global, workers)),
+                Some((total, passes)) => Some(workload::pass_share(total, passes, global, workers)),
                 None => plan.own_requests().map(|n| share(n, self.threads, id)),
             },
             schedule: schedule_for(plan, self.t0, global, workers),
-            targets,
+            source: Some(source),
             dimensions: self.dimensions.clone(),
             tls: self.tls.clone(),
             to_collector: tx.clone(),

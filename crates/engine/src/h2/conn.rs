@@ -14,9 +14,9 @@ use vload_schema::ErrorKind;
 use super::frames::*;
 use super::state::{Shared, Stream};
 use crate::failure::{Failure, io_kind};
-use crate::request::Request;
 use crate::response::Response;
 use crate::tls::Io;
+use crate::workload::Request;
 
 /// One stream's handle on a connection: sends one request at a time.
 pub(crate) struct H2Conn {

@@ -11,8 +11,8 @@ use super::frames::*;
 use super::hpack::{HeaderDecoder, HeaderEncoder};
 use crate::cache::{CacheClass, CacheSource};
 use crate::failure::Failure;
-use crate::request::Request;
 use crate::response::Response;
+use crate::workload::Request;
 
 /// The connection's state, shared by its streams and its driver.
 pub(super) struct Shared {

@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use super::types::{Target, TargetError, TargetFormat, TargetSet};
 
 /// One step of a reader.
-pub(super) enum Item {
+pub(crate) enum Item {
     Target(Target),
     Bad(TargetError),
     /// A log line with a method that is not replayed.
@@ -34,7 +34,7 @@ pub(crate) struct TargetReader {
 pub(super) const MAX_LINE: usize = 1 << 20;
 
 impl TargetReader {
-    pub(super) fn open(set: &TargetSet) -> Result<Self, TargetError> {
+    pub(crate) fn open(set: &TargetSet) -> Result<Self, TargetError> {
         let file = File::open(&set.path).map_err(|e| TargetError {
             file: display(&set.path),
             line: 0,
@@ -99,7 +99,7 @@ impl TargetReader {
     }
 
     /// The next target, malformed line or skipped log line; `None` at the end of the file.
-    pub(super) fn next_item(&mut self) -> Option<Item> {
+    pub(crate) fn next_item(&mut self) -> Option<Item> {
         loop {
             let text = match self.next_line()? {
                 Ok(text) => text,

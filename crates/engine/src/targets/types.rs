@@ -135,6 +135,9 @@ pub struct TargetSummary {
     pub first_origin: Option<String>,
     /// Absolute URLs by scheme: (`http`, `https`).
     pub schemes: (u64, u64),
-    /// For `--pick random`: every set's targets, loaded.
+    /// Every set's targets, held in memory: for `--pick random`, and for lists of up to
+    /// [`super::HELD_TARGETS`] targets in all.
     pub(crate) loaded: Option<Arc<Vec<Vec<Target>>>>,
+    /// The lists are held in memory (`loaded`, until the attack takes them).
+    pub(crate) held: bool,
 }

@@ -36,7 +36,7 @@ use crate::observe::Told;
 use crate::plan::AttackPlan;
 use crate::record::IntervalStats;
 use crate::schedule::Schedule;
-use crate::targets::TargetStream;
+use crate::workload::Source;
 use clock::Clock;
 use state::Worker;
 
@@ -91,7 +91,8 @@ pub(crate) struct WorkerSetup {
     /// This worker's share of `--requests`.
     pub(crate) requests: Option<u64>,
     pub(crate) schedule: Option<Schedule>,
-    pub(crate) targets: Option<TargetStream>,
+    /// Where its requests come from (taken by the worker).
+    pub(crate) source: Option<Source>,
     /// The run's breakdowns by target: their groups' names.
     pub(crate) dimensions: Arc<crate::breakdown::Dimensions>,
     pub(crate) tls: Option<(

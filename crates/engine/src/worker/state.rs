@@ -6,8 +6,6 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-
 use tokio::sync::Notify;
 use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
@@ -25,8 +23,7 @@ use crate::conn::{Conn, Dialer};
 use crate::failure::Failure;
 use crate::plan::AttackPlan;
 use crate::record::ERROR_KINDS;
-use crate::request::{Prepared, Request};
-use crate::targets::{Target, TargetStream};
+use crate::workload::{Drawn, Form, Wire, Workload};
 
 /// The load model, as data: where jobs come from.
 pub(super) enum Model {
@@ -40,14 +37,13 @@ pub(super) struct Worker {
     pub(super) id: u32,
     pub(super) plan: Arc<AttackPlan>,
     pub(super) model: Model,
-    request: Prepared,
+    /// What each request carries.
+    pub(super) workload: Workload,
     dialer: Dialer,
     /// Every request's account, in the window it belongs to.
     pub(super) books: Books,
     /// With a rate plan: its stages, each request recorded in its own as well.
     pub(super) stages: Option<Stages>,
-    /// Target files, when the attack has them.
-    targets: RefCell<Option<TargetStream>>,
     /// The measured window's breakdowns, and their dimensions by target.
     pub(super) breakdown: Tally,
     /// TLS with target files: the URL's host, whose connections are the task's own;
@@ -97,12 +93,15 @@ impl Worker {
         };
         Worker {
             id: setup.id,
-            request: Prepared::new(&plan),
+            workload: Workload::new(
+                &plan,
+                setup.source.take().unwrap_or(crate::workload::Source::Own),
+                setup.dimensions.clone(),
+            ),
             model,
             dialer,
             books: Books::new(setup.t0 + plan.warmup, stages.is_some()),
             stages,
-            targets: RefCell::new(setup.targets.take()),
             breakdown: Tally::new(setup.dimensions.clone()),
             tls_host: (plan.tls.is_some() && plan.targets.is_some())
                 .then(|| plan.tls.as_ref().map(|t| t.server_name.as_str().into()))
@@ -348,26 +347,17 @@ impl Worker {
     /// Sends the next request (the attack's, or the next target's) for `job` on `conn`.
     pub(super) async fn execute(&self, conn: &mut Conn, job: Job) -> Flow {
         let mut job = job;
-        let target = match self.targets.borrow_mut().as_mut() {
-            None => None,
-            Some(stream) => match stream.next() {
-                Some((target, drawn)) => {
-                    job.tags = self.breakdown.tags(&target, drawn);
-                    Some(target)
-                }
-                None => {
-                    self.withdraw(&job);
-                    return Flow::Exhausted;
-                }
-            },
+        let Some(drawn) = self.workload.draw() else {
+            self.withdraw(&job);
+            return Flow::Exhausted;
         };
-        let request = self.request.request(target.as_ref());
-        match target.as_ref().and_then(|t| self.other_tls_host(t)) {
-            None => self.exchange(conn, request, job).await,
+        job.tags = drawn.tags;
+        match self.other_tls_host(&drawn) {
+            None => self.exchange(conn, &drawn, job).await,
             Some(host) => {
                 // Boxed: a rare path (targets on other TLS hosts) whose state would
                 // otherwise sit beside the common one in every connection task.
-                Box::pin(self.exchange_as(conn, &host, request, job)).await;
+                Box::pin(self.exchange_as(conn, &host, &drawn, job)).await;
                 // The task's own connection is untouched.
                 Flow::KeepAlive
             }
@@ -375,14 +365,19 @@ impl Worker {
     }
 
     /// Over TLS, a target naming a host other than the URL's: that host, its SNI.
-    fn other_tls_host(&self, target: &Target) -> Option<Box<str>> {
+    fn other_tls_host(&self, drawn: &Drawn) -> Option<Box<str>> {
         let primary = self.tls_host.as_deref()?;
-        let host = target.authority.as_ref()?.host();
+        let authority = match &drawn.form {
+            Form::Target(target) => target.authority.as_ref(),
+            Form::Wire { authority, .. } => authority.as_ref(),
+            Form::Own => None,
+        };
+        let host = authority?.host();
         (!host.eq_ignore_ascii_case(primary)).then(|| host.into())
     }
 
-    /// Sends `request` over this task's connection with `host` as SNI, made if needed.
-    async fn exchange_as(&self, conn: &mut Conn, host: &str, request: Request<'_>, job: Job) {
+    /// Sends `drawn` over this task's connection with `host` as SNI, made if needed.
+    async fn exchange_as(&self, conn: &mut Conn, host: &str, drawn: &Drawn, job: Job) {
         let found = conn.side.iter().position(|(name, _)| **name == *host);
         let reused = found
             .map(|i| conn.side.swap_remove(i))
@@ -398,15 +393,20 @@ impl Worker {
                 Err(failure) => return self.fail_unsent(failure, &job),
             },
         };
-        if let Flow::KeepAlive = self.exchange(&mut side.1, request, job).await
+        if let Flow::KeepAlive = self.exchange(&mut side.1, drawn, job).await
             && side.1.is_open()
         {
             conn.side.push(side);
         }
     }
 
-    /// Sends `request` on `conn`, waits for the whole response, and records it.
-    async fn exchange(&self, conn: &mut Conn, request: Request<'_>, job: Job) -> Flow {
+    /// Sends `drawn` on `conn`, waits for the whole response, and records it.
+    async fn exchange(&self, conn: &mut Conn, drawn: &Drawn, job: Job) -> Flow {
+        let request = self.workload.request(drawn);
+        let wire = match &drawn.form {
+            Form::Wire { wire, .. } => Some(wire),
+            _ => None,
+        };
         let start = Instant::now();
         self.begin(&job, start);
         conn.served += 1;
@@ -415,7 +415,7 @@ impl Worker {
         let result = if start >= deadline {
             None
         } else {
-            conn.exchange(request, deadline).await
+            conn.exchange(request, wire, deadline).await
         };
         // Counted whatever the outcome: an endless body that times out still arrived.
         let received = conn.take_received();
@@ -436,15 +436,9 @@ impl Worker {
         self.end(&job, result, ended)
     }
 
-    /// The attack's request as the lean HTTP/1.1 client writes it: its bytes, whether it is
-    /// a HEAD, and its body's size.
-    pub(super) fn lean_request(&self) -> (Bytes, bool, u64) {
-        let request = self.request.request(None);
-        (
-            request.lean_bytes(),
-            request.is_head(),
-            request.body().len() as u64,
-        )
+    /// The attack's own request as the lean HTTP/1.1 client writes it.
+    pub(super) fn own_wire(&self) -> Wire {
+        self.workload.own_wire()
     }
 
     /// Where and how connections are made.

@@ -15,6 +15,7 @@ use crate::h1::{BUFFER, Decoder, Step, grow_if_filled, make_room};
 use crate::worker::CONNECT_BACKOFF;
 use crate::worker::job::{Flow, Job};
 use crate::worker::recording::Ended;
+use crate::workload::Wire;
 
 /// Where a connection slot is.
 pub(super) enum Phase {
@@ -50,19 +51,22 @@ pub(super) struct Connection {
     /// Counts the slot's sockets: an event of a socket closed earlier in the same batch is
     /// not taken for its successor's.
     pub(super) generation: u32,
+    /// The request out, when it is not the attack's own (a target's, a catalogue object's).
+    pub(super) out: Option<Wire>,
 }
 
 impl Connection {
-    pub(super) fn new(head: bool) -> Connection {
+    pub(super) fn new() -> Connection {
         Connection {
             socket: None,
             phase: Phase::Stopped,
             buf: vec![0; BUFFER],
             start: 0,
             end: 0,
-            decoder: Decoder::new(head),
+            decoder: Decoder::new(false),
             served: 0,
             generation: 0,
+            out: None,
         }
     }
 
@@ -96,7 +100,9 @@ impl Direct<'_> {
                     None => self.connected(i, job, since),
                 }
             }
-            Phase::Exchange { written, .. } if written < self.request.len() => {
+            Phase::Exchange { written, .. }
+                if written < slot.out.as_ref().unwrap_or(&self.own).bytes.len() =>
+            {
                 if flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0 {
                     self.write(i);
                 }
@@ -259,13 +265,29 @@ impl Direct<'_> {
         self.pool.idle.push(i);
     }
 
-    /// Sends `job`'s request on slot `i`'s connection, timed from `start`.
-    pub(super) fn send(&mut self, i: usize, job: Job, start: Instant) {
+    /// The request slot `i` sends: its own, or the attack's.
+    fn wire(&self, i: usize) -> &Wire {
+        self.conns[i].out.as_ref().unwrap_or(&self.own)
+    }
+
+    /// Sends `job`'s request on slot `i`'s connection, timed from `start`: the attack's own,
+    /// or the next one its workload draws (none left: the attack is over).
+    pub(super) fn send(&mut self, i: usize, mut job: Job, start: Instant) {
+        if !self.own_only {
+            let Some(drawn) = self.worker.workload.draw() else {
+                self.worker.withdraw(&job);
+                self.worker.begin_stop();
+                return self.stop(i);
+            };
+            job.tags = drawn.tags;
+            self.conns[i].out = drawn.into_wire();
+        }
         self.worker.begin(&job, start);
+        let head = self.wire(i).head;
         let slot = &mut self.conns[i];
         slot.served += 1;
         let last = self.worker.last_on_connection(slot.served);
-        slot.decoder = Decoder::new(self.head);
+        slot.decoder = Decoder::new(head);
         slot.phase = Phase::Exchange {
             job,
             start,
@@ -288,12 +310,13 @@ impl Direct<'_> {
         else {
             return;
         };
+        let request = &slot.out.as_ref().unwrap_or(&self.own).bytes;
         let before = *written;
         let outcome = loop {
-            match super::sys::send(socket.as_raw_fd(), &self.request[*written..]) {
+            match super::sys::send(socket.as_raw_fd(), &request[*written..]) {
                 Ok(n) => {
                     *written += n;
-                    if *written == self.request.len() {
+                    if *written == request.len() {
                         break Ok(true);
                     }
                 }
@@ -384,7 +407,10 @@ impl Direct<'_> {
             usable = false;
             self.worker.count_stray(done, stray);
         }
-        let head = self.request.len() - self.body as usize;
+        // The request is done with: its bytes go back to its arena.
+        let wire = slot.out.take();
+        let wire = wire.as_ref().unwrap_or(&self.own);
+        let head = wire.bytes.len() - wire.body as usize;
         let ended = Ended {
             start,
             done,

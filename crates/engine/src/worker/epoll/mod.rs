@@ -1,7 +1,9 @@
 //! The epoll driver: plain HTTP/1.1, closed or open loop, on the worker's own epoll loop,
 //! without tokio (no runtime is built for it).
 //!
-//! The plain HTTP/1.1 attack (no TLS, no target files) spent most of its user time on the
+//! The plain HTTP/1.1 attack (no TLS; any workload: the attack's own request, target lists,
+//! mixes, a catalogue, each request drawn as bytes, see [`crate::workload`]) spent most of
+//! its user time on the
 //! runtime's machinery around two syscalls a request: waking a task per response, polling
 //! its future, registering its waker, polling its timeout. This loop does what the floor
 //! client in `benches/peers/floor` does, with vload's recording: one wait for every
@@ -28,7 +30,6 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use socket2::SockAddr;
 
 use super::clock::{Clock, Dispatcher, on_park, on_unpark};
@@ -36,6 +37,7 @@ use super::open::{BATCH, Open};
 use super::state::Worker;
 use super::{WorkerMsg, WorkerSetup};
 use crate::plan::{Client, Driver, Protocol};
+use crate::workload::Wire;
 use conn::{Connection, Phase};
 use pool::OpenPool;
 pub(super) use sys::{Epoll, own_descriptor_table};
@@ -55,10 +57,9 @@ pub(super) const TIMER: u64 = u64::MAX;
 pub(super) const WAKE: u64 = u64::MAX - 1;
 
 /// True when `setup` is an attack this loop serves: plain HTTP/1.1 with the lean client, no
-/// TLS, no target files; closed or open loop.
+/// TLS; closed or open loop, any workload.
 pub(super) fn serves(setup: &WorkerSetup) -> bool {
     setup.plan.driver == Driver::Auto
-        && setup.targets.is_none()
         && setup.tls.is_none()
         && setup.plan.tls.is_none()
         && matches!(
@@ -82,9 +83,10 @@ struct Direct<'w> {
     pool: OpenPool,
     /// The clock as the last response read it.
     last_done: Instant,
-    request: Bytes,
-    head: bool,
-    body: u64,
+    /// The attack's own request.
+    own: Wire,
+    /// Every request is the attack's own: nothing is drawn.
+    own_only: bool,
     addr: SockAddr,
     timeout: Duration,
     connect_timeout: Duration,
@@ -155,7 +157,8 @@ pub(super) fn run(
 
 impl<'w> Direct<'w> {
     fn new(epoll: Epoll, worker: &'w Worker, connections: u32) -> Direct<'w> {
-        let (request, head, body) = worker.lean_request();
+        let own = worker.own_wire();
+        let own_only = worker.workload.is_own();
         let dialer = worker.dialer();
         let open = worker.open();
         Direct {
@@ -172,9 +175,8 @@ impl<'w> Direct<'w> {
                 ..OpenPool::default()
             },
             last_done: Instant::now(),
-            request,
-            head,
-            body,
+            own,
+            own_only,
             addr: dialer.addr.into(),
             timeout: worker.plan.timeout,
             connect_timeout: dialer.connect_timeout,
@@ -190,7 +192,7 @@ impl<'w> Direct<'w> {
         for i in 0..connections as usize {
             // Live until `stop`: a connection the budget leaves without a request stops at
             // once.
-            let mut conn = Connection::new(self.head);
+            let mut conn = Connection::new();
             conn.phase = Phase::Backoff(now);
             self.conns.push(conn);
             self.live += 1;

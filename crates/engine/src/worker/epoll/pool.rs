@@ -121,7 +121,7 @@ impl Direct<'_> {
                 let i = match self.pool.free.pop() {
                     Some(i) => i,
                     None => {
-                        self.conns.push(Connection::new(self.head));
+                        self.conns.push(Connection::new());
                         self.conns.len() - 1
                     }
                 };

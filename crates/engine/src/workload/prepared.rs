@@ -11,9 +11,10 @@
 //! - **Body**: the target's, else the attack's.
 //!
 //! The attack's own request is prepared once in each client's form (the lean client's bytes,
-//! hyper's URI and header map), so a run without targets builds nothing per request.
+//! hyper's URI and header map), so a run without targets builds nothing per request; a
+//! catalogue object's request is written into place around its path and host ([`Frame`]).
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{CONTENT_LENGTH, HOST};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
 use http_body_util::Full;
@@ -78,13 +79,13 @@ impl Prepared {
             host,
             body: template.body.clone(),
             scheme: if plan.tls.is_some() { "https" } else { "http" },
-            own: Own::Lean(Bytes::new()),
+            own: Own::Fields,
         };
         let own = prepared.request(None);
         prepared.own = match plan.protocol {
             Protocol::Http1 {
                 client: crate::plan::Client::Lean,
-            } => Own::Lean(Bytes::from(own.serialize())),
+            } => Own::Lean(own.lean_bytes()),
             // The lean HTTP/2 client encodes the fields as they are (HPACK indexes them).
             Protocol::Http2 {
                 client: crate::plan::Client::Lean,
@@ -104,6 +105,77 @@ impl Prepared {
             prepared: self,
             target,
         }
+    }
+
+    /// The attack's request cut where a path and a Host go, for requests that differ only
+    /// in those (a catalogue's objects).
+    pub(crate) fn frame(&self) -> Frame {
+        let own = self.request(None);
+        let mut rest = Vec::new();
+        rest.extend_from_slice(b"\r\n");
+        let body = own.body();
+        let mut has_length = false;
+        for (name, value) in own.headers() {
+            has_length |= name == CONTENT_LENGTH;
+            header_line(&mut rest, name.as_str().as_bytes(), value.as_bytes());
+        }
+        if (!body.is_empty() || own.expects_body()) && !has_length {
+            let mut length = itoa::Buffer::new();
+            header_line(
+                &mut rest,
+                b"content-length",
+                length.format(body.len()).as_bytes(),
+            );
+        }
+        rest.extend_from_slice(b"\r\n");
+        rest.extend_from_slice(&body);
+        let mut method = own.method().as_str().as_bytes().to_vec();
+        method.push(b' ');
+        Frame {
+            method,
+            host: own.host().as_bytes().to_vec(),
+            rest,
+            head: own.is_head(),
+            body: body.len() as u64,
+        }
+    }
+}
+
+/// The attack's lean HTTP/1.1 request around the two places a catalogue object changes:
+/// `METHOD PATH HTTP/1.1`, `host: HOST`, then the attack's headers, length and body, the
+/// same bytes [`Request::lean_bytes`] gives for a target of that path and Host.
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    /// The method and a space.
+    method: Vec<u8>,
+    /// The attack's Host, for objects without a host of their own.
+    host: Vec<u8>,
+    /// After the Host's value: its line's end, the attack's headers, the length, the blank
+    /// line and the body.
+    rest: Vec<u8>,
+    /// The method is HEAD.
+    pub(crate) head: bool,
+    /// The body's length.
+    pub(crate) body: u64,
+}
+
+impl Frame {
+    /// Writes one request into `out`: `path` writes the path and query, `host` the Host's
+    /// value (false: it wrote nothing, the attack's Host goes).
+    pub(crate) fn write(
+        &self,
+        out: &mut BytesMut,
+        path: impl FnOnce(&mut BytesMut),
+        host: impl FnOnce(&mut BytesMut) -> bool,
+    ) {
+        out.reserve(self.method.len() + 64 + self.host.len() + self.rest.len());
+        out.put_slice(&self.method);
+        path(out);
+        out.put_slice(b" HTTP/1.1\r\nhost: ");
+        if !host(out) {
+            out.put_slice(&self.host);
+        }
+        out.put_slice(&self.rest);
     }
 }
 
@@ -178,7 +250,19 @@ impl<'a> Request<'a> {
     pub(crate) fn lean_bytes(&self) -> Bytes {
         match (&self.prepared.own, self.target) {
             (Own::Lean(bytes), None) => bytes.clone(),
-            _ => Bytes::from(self.serialize()),
+            _ => {
+                let mut out = BytesMut::with_capacity(256 + self.path().len());
+                self.serialize(&mut out);
+                out.freeze()
+            }
+        }
+    }
+
+    /// Writes the bytes the lean HTTP/1.1 client sends into `out`, after what is there.
+    pub(crate) fn write_lean(&self, out: &mut BytesMut) {
+        match (&self.prepared.own, self.target) {
+            (Own::Lean(bytes), None) => out.extend_from_slice(bytes),
+            _ => self.serialize(out),
         }
     }
 
@@ -218,39 +302,34 @@ impl<'a> Request<'a> {
         map
     }
 
-    /// The whole HTTP/1.1 request: request line, Host, headers, Content-Length when there
-    /// is a body or the method expects one, body.
-    fn serialize(&self) -> Vec<u8> {
+    /// Writes the whole HTTP/1.1 request into `out`: request line, Host, headers,
+    /// Content-Length when there is a body or the method expects one, body.
+    fn serialize(&self, out: &mut impl BufMut) {
         let (method, path, body) = (self.method(), self.path(), self.body());
-        let mut out = Vec::with_capacity(256 + path.len() + body.len());
-        out.extend_from_slice(method.as_str().as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(path.as_bytes());
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        header_line(&mut out, b"host", self.host().as_bytes());
+        out.put_slice(method.as_str().as_bytes());
+        out.put_u8(b' ');
+        out.put_slice(path.as_bytes());
+        out.put_slice(b" HTTP/1.1\r\n");
+        header_line(out, b"host", self.host().as_bytes());
         let mut has_length = false;
         for (name, value) in self.headers() {
             has_length |= name == CONTENT_LENGTH;
-            header_line(&mut out, name.as_str().as_bytes(), value.as_bytes());
+            header_line(out, name.as_str().as_bytes(), value.as_bytes());
         }
         if (!body.is_empty() || self.expects_body()) && !has_length {
-            header_line(
-                &mut out,
-                b"content-length",
-                body.len().to_string().as_bytes(),
-            );
+            let mut length = itoa::Buffer::new();
+            header_line(out, b"content-length", length.format(body.len()).as_bytes());
         }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&body);
-        out
+        out.put_slice(b"\r\n");
+        out.put_slice(&body);
     }
 }
 
-fn header_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
+fn header_line(out: &mut impl BufMut, name: &[u8], value: &[u8]) {
+    out.put_slice(name);
+    out.put_slice(b": ");
+    out.put_slice(value);
+    out.put_slice(b"\r\n");
 }
 
 /// A Host as the target or the attack gives it.

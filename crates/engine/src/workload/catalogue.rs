@@ -1,0 +1,85 @@
+//! A catalogue's objects as requests: each drawn object's path (and virtual host) written
+//! straight into the request the lean HTTP/1.1 client sends, or made a target for the others.
+
+use bytes::{BufMut as _, BytesMut};
+
+use super::{Drawn, Form, Frame, Wire};
+use crate::breakdown::Dimensions;
+use crate::targets::Target;
+
+/// How a worker turns drawn objects into requests.
+#[derive(Debug)]
+pub(super) struct CatalogueDraws {
+    /// The attack's request around the object's path and host (lean HTTP/1.1); `None` for
+    /// the clients that take a target.
+    frame: Option<Frame>,
+}
+
+impl CatalogueDraws {
+    pub(super) fn new(frame: Option<Frame>) -> CatalogueDraws {
+        CatalogueDraws { frame }
+    }
+
+    /// The next object's request, written into `arena` when it goes out as bytes.
+    pub(super) fn draw(
+        &self,
+        sampler: &mut vload_cache::Sampler,
+        dims: &Dimensions,
+        arena: &mut BytesMut,
+    ) -> Drawn {
+        let id = sampler.next_id();
+        let catalogue = sampler.catalogue();
+        let Some(frame) = &self.frame else {
+            let target = target(catalogue, id);
+            let tags = dims.tags(&target, Default::default());
+            return Drawn {
+                tags,
+                form: Form::Target(target),
+            };
+        };
+        let (mut start, mut end) = (0, 0);
+        frame.write(
+            arena,
+            |out| {
+                start = out.len();
+                catalogue.write_path(id, |part| out.put_slice(part));
+                end = out.len();
+            },
+            |out| catalogue.write_host(id, |part| out.put_slice(part)),
+        );
+        let path = || String::from_utf8_lossy(&arena[start..end]).into_owned();
+        let tags = dims.catalogue_tags(catalogue.site_of(id), path);
+        Drawn {
+            tags,
+            form: Form::Wire {
+                wire: Wire {
+                    bytes: arena.split().freeze(),
+                    head: frame.head,
+                    body: frame.body,
+                },
+                authority: None,
+            },
+        }
+    }
+}
+
+/// Object `id`'s request as a target: its path, and its virtual host when the catalogue has
+/// several.
+fn target(catalogue: &vload_cache::Catalogue, id: u64) -> Target {
+    let mut headers = http::HeaderMap::new();
+    if let Some(host) = catalogue.host_of(id) {
+        headers.insert(
+            http::header::HOST,
+            http::HeaderValue::from_str(&host).expect("site names are valid header values"),
+        );
+    }
+    Target {
+        method: None,
+        authority: None,
+        https: None,
+        path: http::uri::PathAndQuery::from_maybe_shared(catalogue.path(id))
+            .expect("catalogue paths are valid"),
+        headers,
+        body: bytes::Bytes::new(),
+    }
+}
