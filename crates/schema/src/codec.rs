@@ -16,7 +16,8 @@ use hdrhistogram::serialization::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::{HistogramSettings, SchemaError};
+use crate::error::SchemaError;
+use crate::plan::HistogramSettings;
 
 /// Cookie of an uncompressed V2 histogram.
 const V2_COOKIE: u32 = 0x1c84_9313;
@@ -82,7 +83,7 @@ impl EncodedHistogram {
 fn max_payload() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
     *LIMIT.get_or_init(|| {
-        let h = crate::new_histogram(&HistogramSettings::default());
+        let h = new_histogram(&HistogramSettings::default());
         h.distinct_values() * MAX_VARINT
     })
 }
@@ -172,12 +173,22 @@ fn describe(e: &DeserializeError) -> &'static str {
     }
 }
 
+/// Creates an empty histogram with the run file's standard layout.
+pub fn new_histogram(settings: &HistogramSettings) -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(
+        settings.lowest_ns,
+        settings.highest_ns,
+        settings.sigfig,
+    )
+    .expect("HistogramSettings hold valid bounds")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn standard() -> Histogram<u64> {
-        crate::new_histogram(&HistogramSettings::default())
+        new_histogram(&HistogramSettings::default())
     }
 
     fn compressed(inner: &[u8]) -> EncodedHistogram {

@@ -51,7 +51,7 @@ pub struct Plan {
     pub rate_per_s: Option<f64>,
     /// Open loop with a rate plan: its stages (`--rate '0->20k:30s,20k:60s'`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_plan: Option<Vec<crate::PlannedStage>>,
+    pub rate_plan: Option<Vec<PlannedStage>>,
     /// Open loop: the arrival process.
     pub arrival: Arrival,
     /// Seed of the Poisson arrival generator, if any.
@@ -153,6 +153,17 @@ impl StatusRange {
             (a, b) => format!("{a}-{b}"),
         }
     }
+}
+
+/// One stage of a rate plan as planned.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStage {
+    /// Requests per second at the stage's start.
+    pub from_rate_per_s: f64,
+    /// Requests per second at its end (the same for a hold).
+    pub to_rate_per_s: f64,
+    /// Its length in seconds.
+    pub duration_s: f64,
 }
 
 impl Plan {

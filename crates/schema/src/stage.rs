@@ -12,17 +12,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// One stage of a rate plan as planned.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PlannedStage {
-    /// Requests per second at the stage's start.
-    pub from_rate_per_s: f64,
-    /// Requests per second at its end (the same for a hold).
-    pub to_rate_per_s: f64,
-    /// Its length in seconds.
-    pub duration_s: f64,
-}
-
 /// What one stage (or sweep step) saw. In a rate plan, each request counts in the stage its
 /// intended send fell in, wherever it completed: an overloaded stage keeps its slow requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{MAX_COUNT, bounded, invalid};
+use super::fields::{MAX_COUNT, bounded, invalid};
 use crate::{Breakdown, GROUP_LIMIT, GroupCache, RunFile, SchemaError, StatusClasses};
 
 /// What a breakdown's groups must add up to.

@@ -1,7 +1,7 @@
 //! The ledger law: every part of a run file (totals, intervals, stages) keeps the same
 //! requests, and each balances (due = sent + unsent; sent = ended + open).
 
-use super::invalid;
+use super::fields::invalid;
 use crate::SchemaError;
 
 /// The counts every part of a run file keeps of the same requests.
