@@ -2,8 +2,10 @@
 
 use vload_schema::CatalogueRecord;
 
+use crate::hash::{mix, unit};
+use crate::popularity::Popularity;
 use crate::popularity::Zipf;
-use crate::{Popularity, SizeLaw, mix, unit};
+use crate::size::SizeLaw;
 
 /// A seeded catalogue of objects. Object `id` < `objects` is the object of popularity rank
 /// `id` (0 the most asked); one-hit wonders take ids from `objects` up, each used once.

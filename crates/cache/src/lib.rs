@@ -27,7 +27,9 @@
 //! assert_eq!(catalogue.path(first), format!("/c/{first}?size=4096"));
 //! ```
 
+mod capacity;
 mod catalogue;
+mod hash;
 pub mod lru;
 pub mod model;
 mod parse;
@@ -35,40 +37,9 @@ mod popularity;
 mod record;
 mod size;
 
+pub use capacity::{Capacity, parse_capacity};
 pub use catalogue::{Catalogue, Sampler};
-pub use parse::{parse_bytes, parse_capacity, parse_ttl};
+pub use parse::{parse_bytes, parse_ttl};
 pub use popularity::{Popularity, Zipf};
 pub use record::{model_record, remodel};
-pub use size::SizeLaw;
-
-/// How much a cache holds: bytes of bodies, or a number of objects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capacity {
-    /// Bytes of object bodies.
-    Bytes(u64),
-    /// Objects, whatever their size.
-    Objects(u64),
-}
-
-impl std::fmt::Display for Capacity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Capacity::Bytes(b) => write!(f, "{}", parse::bytes_text(*b)),
-            Capacity::Objects(n) => write!(f, "{n} objects"),
-        }
-    }
-}
-
-/// splitmix64: a well-mixed 64-bit hash of `x`, used to derive every per-object property
-/// from the catalogue's seed and the object's id.
-pub(crate) fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A uniform number in [0, 1) from 53 bits of `x`.
-pub(crate) fn unit(x: u64) -> f64 {
-    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
+pub use size::{SizeLaw, TABLE_SIZES};

@@ -1,7 +1,5 @@
 //! Sizes and capacities as users write them: `4096`, `16k`, `64MiB`, `5000obj`.
 
-use crate::Capacity;
-
 /// Bytes from `4096`, `16k`, `1.5M`, `64MiB` or `2G`. k, M and G are powers of 1024, as in
 /// Varnish's `-s malloc,64M`; `KB`, `KiB` and friends mean the same.
 ///
@@ -32,31 +30,6 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         return Err(format!("'{text}' is too large a size"));
     }
     Ok(bytes.round() as u64)
-}
-
-/// A cache's capacity: bytes (`64MiB`, `512M`) or objects (`5000obj`, `5000 objects`).
-///
-/// # Errors
-/// Neither form, or zero.
-pub fn parse_capacity(text: &str) -> Result<Capacity, String> {
-    let t = text.trim();
-    let objects = ["objects", "object", "obj"]
-        .iter()
-        .find_map(|suffix| t.strip_suffix(suffix));
-    let capacity = match objects {
-        Some(n) => Capacity::Objects(n.trim().parse().map_err(|_| {
-            format!("'{text}' is not a capacity: expected bytes like 64MiB or objects like 5000obj")
-        })?),
-        None => Capacity::Bytes(parse_bytes(t).map_err(|_| {
-            format!("'{text}' is not a capacity: expected bytes like 64MiB or objects like 5000obj")
-        })?),
-    };
-    match capacity {
-        Capacity::Bytes(0) | Capacity::Objects(0) => Err(format!(
-            "'{text}': a cache that holds nothing hits nothing; give a capacity above zero"
-        )),
-        c => Ok(c),
-    }
 }
 
 /// `4096`, `16k`, `64M`: the shortest exact form, for records and reports.
@@ -117,15 +90,6 @@ mod tests {
         assert!(parse_bytes("").is_err());
         assert_eq!(bytes_text(64 << 20), "64M");
         assert_eq!(bytes_text(1500), "1500");
-    }
-
-    #[test]
-    fn capacities_are_bytes_or_objects() {
-        assert_eq!(parse_capacity("64M"), Ok(Capacity::Bytes(64 << 20)));
-        assert_eq!(parse_capacity("5000obj"), Ok(Capacity::Objects(5000)));
-        assert_eq!(parse_capacity("5000 objects"), Ok(Capacity::Objects(5000)));
-        assert!(parse_capacity("0").unwrap_err().contains("above zero"));
-        assert!(parse_capacity("lots").unwrap_err().contains("5000obj"));
     }
 
     #[test]

@@ -187,8 +187,8 @@ mod tests {
         let mut counts = vec![0u64; n as usize];
         for _ in 0..draws {
             let k = zipf.sample(|| {
-                state = crate::mix(state);
-                crate::unit(state)
+                state = crate::hash::mix(state);
+                crate::hash::unit(state)
             });
             counts[(k - 1) as usize] += 1;
         }

@@ -6,11 +6,11 @@ use crate::model::{Load, predict};
 use crate::{Capacity, Catalogue, parse_capacity};
 
 impl Catalogue {
-    /// The catalogue a run file's record describes (a `file:` size law reads its file
-    /// again).
+    /// The catalogue a run file's record describes, from the record alone (a table of sizes
+    /// is written out in its law; nothing is opened).
     ///
     /// # Errors
-    /// A law that no longer parses, or a size file that is gone.
+    /// A law that does not parse (an older run file's `file:PATH` law among them).
     pub fn from_record(r: &CatalogueRecord) -> Result<Catalogue, String> {
         let catalogue = Catalogue {
             objects: r.objects,

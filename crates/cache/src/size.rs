@@ -1,12 +1,19 @@
-//! How large each object is: a law over sizes, applied to each object by its id.
+//! How large each object is: a law over sizes, applied to each object by its id. A law is
+//! what its text says, whole: a table of sizes is written out (`list:4k,16kx3`), so that a
+//! run file's law is read back without opening anything (`--object-size file:PATH` is read
+//! by the cli, which gives the table).
 
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::hash::unit;
 use crate::parse::{bytes_text, parse_bytes};
 
 /// The largest object the laws give: 1 GiB.
 const LARGEST: u64 = 1 << 30;
+/// The most distinct sizes a table holds: its text stays a few tens of kilobytes in a run
+/// file.
+pub const TABLE_SIZES: usize = 4096;
 
 /// Object sizes: each object's size is drawn once from the law, by a hash of the
 /// catalogue's seed and its id, so it never changes within or between runs.
@@ -24,13 +31,9 @@ pub enum SizeLaw {
         /// σ of ln(size).
         sigma: f64,
     },
-    /// Drawn uniformly from the sizes listed in a file, one a line.
-    File {
-        /// The file, as named.
-        path: String,
-        /// Its sizes.
-        sizes: Arc<Vec<u64>>,
-    },
+    /// Drawn uniformly from a table of sizes (a size listed N times N times as likely),
+    /// written `list:SIZE[xN],...`, smallest first.
+    Table(Arc<Vec<u64>>),
 }
 
 impl Default for SizeLaw {
@@ -49,23 +52,30 @@ impl FromStr for SizeLaw {
                 "'{text}' is not an object-size law ({why}): expected BYTES (4k), MIN-MAX (1k-64k), lognormal:MEDIAN:SIGMA (lognormal:16k:1.0) or file:PATH"
             )
         };
-        if let Some(path) = t.strip_prefix("file:") {
-            let text = std::fs::read_to_string(path).map_err(|e| bad(format!("{path}: {e}")))?;
+        if t.starts_with("file:") {
+            return Err(bad(
+                "a file of sizes is read by vload attack, which records the sizes in the run file as list:..."
+                    .into(),
+            ));
+        }
+        if let Some(rest) = t.strip_prefix("list:") {
             let mut sizes = Vec::new();
-            for (i, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
+            for entry in rest.split(',') {
+                let (size, times) = match entry.split_once('x') {
+                    Some((size, n)) => (
+                        size,
+                        n.parse::<usize>()
+                            .map_err(|_| bad(format!("count in '{entry}'")))?,
+                    ),
+                    None => (entry, 1),
+                };
+                let size = parse_bytes(size).map_err(&bad)?;
+                if times == 0 || sizes.len() + times > 1 << 24 {
+                    return Err(bad(format!("count in '{entry}'")));
                 }
-                sizes.push(parse_bytes(line).map_err(|e| bad(format!("{path}:{}: {e}", i + 1)))?);
+                sizes.extend(std::iter::repeat_n(size, times));
             }
-            if sizes.is_empty() {
-                return Err(bad(format!("{path} lists no sizes")));
-            }
-            return Ok(SizeLaw::File {
-                path: path.to_owned(),
-                sizes: Arc::new(sizes),
-            });
+            return SizeLaw::table(sizes).map_err(bad);
         }
         if let Some(rest) = t.strip_prefix("lognormal:") {
             let (median, sigma) = rest.split_once(':').ok_or_else(|| bad("no SIGMA".into()))?;
@@ -98,12 +108,49 @@ impl std::fmt::Display for SizeLaw {
             SizeLaw::LogNormal { median, sigma } => {
                 write!(f, "lognormal:{}:{sigma}", bytes_text(*median))
             }
-            SizeLaw::File { path, .. } => write!(f, "file:{path}"),
+            SizeLaw::Table(sizes) => {
+                f.write_str("list:")?;
+                let mut first = true;
+                for run in sizes.chunk_by(|a, b| a == b) {
+                    if !first {
+                        f.write_str(",")?;
+                    }
+                    first = false;
+                    write!(f, "{}", bytes_text(run[0]))?;
+                    if run.len() > 1 {
+                        write!(f, "x{}", run.len())?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }
 
 impl SizeLaw {
+    /// A table of `sizes`, each as likely (their order does not matter: they are sorted).
+    ///
+    /// # Errors
+    /// No sizes, a size of 0 or above 1 GiB, or more than [`TABLE_SIZES`] distinct ones.
+    pub fn table(mut sizes: Vec<u64>) -> Result<SizeLaw, String> {
+        if sizes.is_empty() {
+            return Err("no sizes listed".into());
+        }
+        if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > LARGEST) {
+            return Err(format!(
+                "a size of {bad} bytes: give sizes from 1 byte to 1 GiB"
+            ));
+        }
+        sizes.sort_unstable();
+        let distinct = sizes.chunk_by(|a, b| a == b).count();
+        if distinct > TABLE_SIZES {
+            return Err(format!(
+                "{distinct} distinct sizes, more than {TABLE_SIZES}: round them (to 1k, say) or give a lognormal law"
+            ));
+        }
+        Ok(SizeLaw::Table(Arc::new(sizes)))
+    }
+
     /// The size of the object whose hash is `h` (two independent 64-bit hashes of its id).
     pub(crate) fn size(&self, h: u64, h2: u64) -> u64 {
         match self {
@@ -111,13 +158,13 @@ impl SizeLaw {
             SizeLaw::Range(lo, hi) => lo + h % (hi - lo + 1),
             SizeLaw::LogNormal { median, sigma } => {
                 // Box-Muller from two uniforms in (0, 1).
-                let u1 = crate::unit(h).max(f64::MIN_POSITIVE);
-                let u2 = crate::unit(h2);
+                let u1 = unit(h).max(f64::MIN_POSITIVE);
+                let u2 = unit(h2);
                 let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                 let size = (*median as f64).ln() + sigma * z;
                 (size.exp().round() as u64).clamp(1, LARGEST)
             }
-            SizeLaw::File { sizes, .. } => sizes[(h % sizes.len() as u64) as usize],
+            SizeLaw::Table(sizes) => sizes[(h % sizes.len() as u64) as usize],
         }
     }
 
@@ -129,7 +176,7 @@ impl SizeLaw {
             SizeLaw::LogNormal { median, sigma } => {
                 (*median as f64 * (sigma * sigma / 2.0).exp()).min(LARGEST as f64)
             }
-            SizeLaw::File { sizes, .. } => {
+            SizeLaw::Table(sizes) => {
                 sizes.iter().map(|&s| s as f64).sum::<f64>() / sizes.len() as f64
             }
         }
@@ -142,7 +189,13 @@ mod tests {
 
     #[test]
     fn laws_parse_and_print_back() {
-        for text in ["4k", "1500", "1k-64k", "lognormal:16k:1"] {
+        for text in [
+            "4k",
+            "1500",
+            "1k-64k",
+            "lognormal:16k:1",
+            "list:1k,4kx3,16k",
+        ] {
             let law: SizeLaw = text.parse().unwrap();
             assert_eq!(law.to_string(), text);
         }
@@ -152,6 +205,9 @@ mod tests {
             "lognormal:16k",
             "lognormal:0:1",
             "file:/nonexistent/x",
+            "list:",
+            "list:4kx0",
+            "list:0",
         ] {
             let err = bad.parse::<SizeLaw>().unwrap_err();
             assert!(err.contains(bad) && err.contains("expected BYTES"), "{err}");
@@ -162,7 +218,7 @@ mod tests {
     fn lognormal_sizes_have_their_median_and_mean() {
         let law: SizeLaw = "lognormal:16k:1.0".parse().unwrap();
         let mut sizes: Vec<u64> = (0..100_000u64)
-            .map(|i| law.size(crate::mix(i), crate::mix(i ^ 0xabcd)))
+            .map(|i| law.size(crate::hash::mix(i), crate::hash::mix(i ^ 0xabcd)))
             .collect();
         sizes.sort_unstable();
         let median = sizes[sizes.len() / 2] as f64;
@@ -178,8 +234,20 @@ mod tests {
     #[test]
     fn ranges_cover_both_ends() {
         let law = SizeLaw::Range(10, 12);
-        let seen: std::collections::BTreeSet<u64> =
-            (0..1000).map(|i| law.size(crate::mix(i), 0)).collect();
+        let seen: std::collections::BTreeSet<u64> = (0..1000)
+            .map(|i| law.size(crate::hash::mix(i), 0))
+            .collect();
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![10, 11, 12]);
+    }
+
+    #[test]
+    fn a_table_is_written_whole_and_read_back_without_a_file() {
+        let law = SizeLaw::table(vec![16384, 1024, 4096, 1024]).unwrap();
+        assert_eq!(law.to_string(), "list:1kx2,4k,16k");
+        assert_eq!(law.to_string().parse::<SizeLaw>().unwrap(), law);
+        assert_eq!(law.mean(), (1024.0 * 2.0 + 4096.0 + 16384.0) / 4.0);
+        let many: Vec<u64> = (1..=TABLE_SIZES as u64 + 1).collect();
+        assert!(SizeLaw::table(many).unwrap_err().contains("distinct sizes"));
+        assert!(SizeLaw::table(vec![]).is_err());
     }
 }

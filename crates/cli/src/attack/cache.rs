@@ -79,9 +79,7 @@ impl CacheArgs {
                 None => defaults.popularity,
             },
             sizes: match &self.object_size {
-                Some(law) => law
-                    .parse()
-                    .map_err(|e| anyhow::anyhow!("--object-size {e}"))?,
+                Some(law) => size_law(law)?,
                 None => defaults.sizes,
             },
             ttl: self
@@ -165,4 +163,29 @@ fn percent(text: &str) -> anyhow::Result<f64> {
         Ok(s) if (0.0..1.0).contains(&s) => Ok(s),
         _ => bail!("'{text}' is not a share: expected a percentage below 100%, e.g. 5%"),
     }
+}
+
+/// `--object-size`'s law: as written, or for `file:PATH` the sizes the file lists, one a line
+/// (`#` comments and blank lines skipped), as a table the run file records whole.
+fn size_law(text: &str) -> anyhow::Result<vload_cache::SizeLaw> {
+    let Some(path) = text.trim().strip_prefix("file:") else {
+        return text
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--object-size {e}"));
+    };
+    let file = std::path::Path::new(path);
+    let listed = crate::output::read_bounded(file, 64 << 20, "--object-size file")?;
+    let listed = String::from_utf8_lossy(&listed);
+    let mut sizes = Vec::new();
+    for (i, line) in listed.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let size = vload_cache::parse_bytes(line)
+            .map_err(|e| anyhow::anyhow!("--object-size file:{path}:{}: {e}", i + 1))?;
+        sizes.push(size);
+    }
+    vload_cache::SizeLaw::table(sizes)
+        .map_err(|e| anyhow::anyhow!("--object-size file:{path}: {e}"))
 }
