@@ -3,7 +3,8 @@
 
 use vload_schema::{Breakdown, GROUP_LIMIT, Group, LatencyRecord, OTHER, RunFile};
 
-use super::{MergeError, add_record, finish};
+use super::add::{add_record, finish};
+use super::error::MergeError;
 
 /// The runs' breakdowns, each a partition of the merged totals.
 pub(super) fn merge_breakdowns(runs: &[(String, RunFile)]) -> Result<Vec<Breakdown>, MergeError> {

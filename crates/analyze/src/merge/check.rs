@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use vload_schema::RunFile;
 
-use super::MergeError;
+use super::error::MergeError;
 
 /// The plan fields that must agree, with their values.
 fn plan_fields(run: &RunFile) -> Vec<(&'static str, String)> {

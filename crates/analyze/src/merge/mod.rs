@@ -3,102 +3,21 @@
 use std::collections::BTreeMap;
 
 use vload_schema::{
-    ClientHealth, EncodedHistogram, HealthSignal, HealthVerdict, Interval, LatencyRecord, RunFile,
-    SchemaError,
+    ClientHealth, EncodedHistogram, HealthSignal, HealthVerdict, Interval, RunFile, SchemaError,
 };
 
-/// Why runs cannot be merged.
-#[derive(Debug, thiserror::Error)]
-pub enum MergeError {
-    /// Two runs planned different attacks.
-    #[error(
-        "plans differ: {field} is {a} in '{file_a}' but {b} in '{file_b}' (--force merges anyway)"
-    )]
-    PlansDiffer {
-        /// The plan field.
-        field: &'static str,
-        /// Its value in the first file.
-        a: String,
-        /// Its value in the other file.
-        b: String,
-        /// The first file.
-        file_a: String,
-        /// The other file.
-        file_b: String,
-    },
-    /// A histogram did not decode or add.
-    #[error(transparent)]
-    Schema(#[from] SchemaError),
-    /// Histograms of different layouts.
-    #[error("histograms of '{0}' have another layout and cannot be added")]
-    Layout(String),
-    /// The shards do not make one whole attack.
-    #[error("{0} (--force merges what is there)")]
-    Shards(String),
-    /// One run given twice.
-    #[error(
-        "'{file_a}' and '{file_b}' are the same run ({run_id}): merging it with itself would count every request twice"
-    )]
-    SameRun {
-        /// The run id both carry.
-        run_id: String,
-        /// The first file.
-        file_a: String,
-        /// The other file.
-        file_b: String,
-    },
-}
-
+mod add;
 mod breakdowns;
 mod check;
+mod error;
 mod stages;
+
+use add::{Accumulator, OPTIONAL, add, add_record, finish};
+pub use error::MergeError;
 
 pub(crate) use check::epoch_ms;
 pub use check::{check_distinct, check_plans, check_shards};
 use stages::merge_stages;
-
-/// A histogram and the moments of the same values, being added up.
-type Accumulator = Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>;
-
-/// The latency records a run may have, in the order `merge` destructures them.
-const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 7] = [
-    |l| l.response.as_ref(),
-    |l| l.dispatch_lag.as_ref(),
-    |l| l.hit.as_ref(),
-    |l| l.miss.as_ref(),
-    |l| l.tls_handshake.as_ref(),
-    |l| l.tcp_connect.as_ref(),
-    |l| l.queue_wait.as_ref(),
-];
-
-fn add_record(
-    into: &mut Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>,
-    record: &LatencyRecord,
-    name: &str,
-) -> Result<(), MergeError> {
-    let h = record.histogram.decode()?;
-    match into {
-        Some((sum, moments)) => {
-            sum.add(&h)
-                .map_err(|_| MergeError::Layout(name.to_owned()))?;
-            moments.merge(&record.moments);
-        }
-        None => *into = Some((h, record.moments)),
-    }
-    Ok(())
-}
-
-fn finish(
-    acc: Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>,
-) -> Result<Option<LatencyRecord>, MergeError> {
-    acc.map(|(h, moments)| {
-        Ok(LatencyRecord {
-            histogram: EncodedHistogram::encode(&h)?,
-            moments,
-        })
-    })
-    .transpose()
-}
 
 /// Merges runs exactly: counts add, histograms add, moments merge by Chan's formula, and
 /// intervals that fall in the same wall-clock second add up. Runs that overlap in time are
@@ -330,12 +249,6 @@ fn zero_totals() -> vload_schema::Totals {
         queue_timeouts: 0,
         queued: 0,
     }
-}
-
-/// Adds counts without overflowing: every count a run file holds is bounded when it is read
-/// (see `RunFile::validate`), so a saturated sum takes thousands of extreme files.
-fn add(into: &mut u64, n: u64) {
-    *into = into.saturating_add(n);
 }
 
 fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {

@@ -2,7 +2,8 @@
 
 use vload_schema::{RunFile, StageRecord};
 
-use super::{MergeError, add, add_record, finish};
+use super::add::{add, add_record, finish};
+use super::error::MergeError;
 
 /// Stages of shards add up stage by stage (each shard ran every stage at its share of the
 /// rate; the rates recorded are the whole attack's). Stages of consecutive runs follow one

@@ -3,7 +3,7 @@
 
 use vload_schema::{Arrival, Cause, CheckVerdict, RunCheck, RunFile};
 
-use super::{ALPHA, RESOLUTION_S, check};
+use super::limits::{ALPHA, RESOLUTION_S, check};
 use crate::units::{duration_ns, percent};
 
 /// Send lag for every open loop; the gaps' fit for Poisson.

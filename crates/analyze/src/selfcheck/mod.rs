@@ -28,20 +28,14 @@ use crate::units::{duration_ns, percent};
 use crate::within_run::{batched, measured};
 
 mod arrivals;
+mod limits;
 mod steady;
 
 use arrivals::arrivals;
 pub use arrivals::censored_ks;
+use limits::check;
+pub use limits::{ALPHA, CONVERGED, DRIFT, RESOLUTION_S};
 pub use steady::{STEADY_SECONDS, steady_state};
-
-/// The time below which a sender's gaps are not resolved (its wake-up latency).
-pub const RESOLUTION_S: f64 = 100e-6;
-/// The p-value under which a test fails.
-pub const ALPHA: f64 = 0.01;
-/// A convergence interval wider than this (± share of the figure) has not converged.
-pub const CONVERGED: f64 = 0.05;
-/// A trend that moves a figure by more than this share across the window.
-pub const DRIFT: f64 = 0.10;
 
 /// Every check that applies to `run`.
 ///
@@ -207,18 +201,6 @@ fn drift(run: &RunFile, metric: Metric) -> Option<RunCheck> {
     c.p_value = Some(w.p);
     c.interval = Some(w.interval);
     Some(c)
-}
-
-fn check(name: &str, verdict: CheckVerdict, message: String) -> RunCheck {
-    RunCheck {
-        name: name.to_owned(),
-        verdict,
-        statistic: None,
-        p_value: None,
-        interval: None,
-        batch_s: None,
-        message,
-    }
 }
 
 fn metric_key(metric: Metric) -> &'static str {

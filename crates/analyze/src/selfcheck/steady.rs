@@ -2,7 +2,7 @@
 
 use vload_schema::{CheckVerdict, RunCheck, RunFile};
 
-use super::{DRIFT, check};
+use super::limits::{DRIFT, check};
 use crate::within_run::measured;
 
 /// Seconds a step must be measured to tell whether it was steady: the trend's 5 batches.

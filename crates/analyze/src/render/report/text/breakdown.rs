@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::summary::Summary;
 use crate::units::{count, duration_ns, percent, rate};
 
-use super::or_na;
+use super::rows::or_na;
 
 /// The tables, each titled by what it groups by.
 pub(super) fn render_breakdowns(out: &mut String, s: &Summary) {

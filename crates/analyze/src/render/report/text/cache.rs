@@ -5,7 +5,7 @@ use vload_schema::{CacheModelRecord, CatalogueRecord, PurgeRecord, WarmRecord};
 
 use crate::purge::PurgeEffect;
 
-use super::row;
+use super::rows::row;
 use crate::summary::{LatencySummary, Summary};
 use crate::units::{bytes, count, duration_ns, percent, rate};
 

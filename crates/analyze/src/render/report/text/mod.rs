@@ -10,6 +10,7 @@ use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
 mod breakdown;
 mod cache;
 mod health;
+mod rows;
 mod server;
 
 use breakdown::render_breakdowns;
@@ -17,15 +18,8 @@ use cache::render_cache;
 pub use cache::warmed_line;
 pub(crate) use health::health_headline;
 use health::{render_checks, render_health};
+use rows::{or_na, row};
 use server::render_server;
-
-fn row(out: &mut String, name: &str, fields: &str, values: &str) {
-    let _ = writeln!(out, "{name:<13} {fields:<35} {values}");
-}
-
-fn or_na(value: Option<String>) -> String {
-    value.unwrap_or_else(|| "n/a".to_owned())
-}
 
 fn latency_rows(out: &mut String, name: &str, l: &LatencySummary) {
     let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));

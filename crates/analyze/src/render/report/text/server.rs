@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{or_na, row};
+use super::rows::{or_na, row};
 use crate::summary::Summary;
 use crate::units::{count, duration_ns, percent, seconds};
 
