@@ -144,7 +144,7 @@ impl Body for SynthBody {
                 .reset_delay
                 .get_or_insert_with(|| Box::pin(tokio::time::sleep(Duration::from_millis(20))));
             ready!(delay.as_mut().poll(cx));
-            crate::reset_on_close(fd);
+            crate::reset::reset_on_close(fd);
             return Poll::Ready(Some(Err(ResetOnPurpose)));
         }
         if let Some(whole) = self.whole.take() {

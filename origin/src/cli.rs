@@ -3,7 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::{OriginConfig, Stall};
+use crate::config::{DelayRamp, OriginConfig, Stall, TlsIdentity};
+use crate::queue::Service;
 
 /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, `/stats`.
 #[derive(Debug, Clone, clap::Args)]
@@ -136,9 +137,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             }
         }
         let (delay, delay_ramp) = match (args.delay, args.delay_over) {
-            (Some(Delay::Ramp(from, to)), Some(over)) => {
-                (Some(from), Some(crate::DelayRamp { to, over }))
-            }
+            (Some(Delay::Ramp(from, to)), Some(over)) => (Some(from), Some(DelayRamp { to, over })),
             (Some(Delay::Ramp(..)), None) => {
                 return Err(OriginArgsError::Ramp(
                     "--delay FROM..TO ramps over --delay-over: give it, e.g. --delay-over 30s",
@@ -160,7 +159,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             })
         };
         let tls = match (&args.tls_cert, &args.tls_key) {
-            (Some(cert), Some(key)) => Some(crate::TlsIdentity {
+            (Some(cert), Some(key)) => Some(TlsIdentity {
                 cert_pem: read("--tls-cert", cert)?,
                 key_pem: read("--tls-key", key)?,
             }),
@@ -179,8 +178,8 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             reuse_port: args.reuse_port,
             concurrency: args.concurrency,
             service: match args.service {
-                ServiceArg::Constant => crate::Service::Constant,
-                ServiceArg::Exponential => crate::Service::Exponential { seed: args.seed },
+                ServiceArg::Constant => Service::Constant,
+                ServiceArg::Exponential => Service::Exponential { seed: args.seed },
             },
         })
     }
@@ -259,7 +258,7 @@ mod tests {
         assert_eq!(c.delay, Some(Duration::from_millis(1)));
         assert_eq!(
             c.delay_ramp,
-            Some(crate::DelayRamp {
+            Some(DelayRamp {
                 to: Duration::from_millis(20),
                 over: Duration::from_secs(30)
             })

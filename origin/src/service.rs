@@ -12,7 +12,8 @@ use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 
 use crate::body::{ResetOnPurpose, SynthBody};
-use crate::{OriginConfig, Stats};
+use crate::config::OriginConfig;
+use crate::stats::Stats;
 
 /// State shared by all threads of one origin.
 #[derive(Debug)]
@@ -222,7 +223,7 @@ pub(crate) async fn handle(
             .reset_every
             .is_some_and(|n| n_server.is_multiple_of(n))
     {
-        crate::reset_on_close(conn.fd);
+        crate::reset::reset_on_close(conn.fd);
         return Err(ResetOnPurpose);
     }
     wait_out_stall(&shared).await;

@@ -1,0 +1,96 @@
+//! How an origin runs: its address, threads, faults, delays, TLS and capacity.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::queue::Service;
+
+/// The server-wide stall: no response is written during the last `length` of every `every`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// Period of the stall, counted from the origin's start.
+    pub every: Duration,
+    /// How long each stall lasts (less than `every`).
+    pub length: Duration,
+}
+
+/// A delay that moves linearly to `to` over `over`, counted from the first request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DelayRamp {
+    /// The delay at the ramp's end, held after it.
+    pub to: Duration,
+    /// How long the ramp lasts.
+    pub over: Duration,
+}
+
+/// How to run an origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginConfig {
+    /// Address to listen on; port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Server threads; `None` for one per available core.
+    pub threads: Option<usize>,
+    /// Periodic stall.
+    pub stall: Option<Stall>,
+    /// Close every connection after this many requests.
+    pub close_after: Option<u64>,
+    /// Reset the connection of every Nth request (counted across the server).
+    pub reset_every: Option<u64>,
+    /// Send every body at this many bytes per second.
+    pub slow_body_bytes_per_s: Option<u64>,
+    /// Delay every response by this much (where a ramp starts, with `delay_ramp`).
+    pub delay: Option<Duration>,
+    /// A delay that grows (or shrinks) from `delay` to its end over a time counted from the
+    /// first request, then holds: a server getting slower during a run.
+    pub delay_ramp: Option<DelayRamp>,
+    /// Serve TLS (https, ALPN h2 and http/1.1) with this certificate chain and key, both PEM.
+    pub tls: Option<TlsIdentity>,
+    /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
+    /// refusing: the kernel then splits connections between them.
+    pub reuse_port: bool,
+    /// Serve at most this many requests at once across the server; the rest wait in line.
+    /// With a delay D, the server's capacity is exactly `concurrency / D` requests per
+    /// second (the slots run on a virtual clock: see `Service`): a server whose capacity is
+    /// known, to test a capacity sweep against.
+    pub concurrency: Option<usize>,
+    /// With `concurrency`: how long each request holds its slot, the delay or an
+    /// exponential time of that mean.
+    pub service: Service,
+}
+
+/// A certificate chain and its private key, PEM-encoded.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TlsIdentity {
+    /// The certificate chain, leaf first.
+    pub cert_pem: Vec<u8>,
+    /// The private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsIdentity")
+            .field("cert_pem", &self.cert_pem.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OriginConfig {
+    /// 127.0.0.1 on a free port, no faults: what tests use.
+    pub fn loopback() -> Self {
+        OriginConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            threads: None,
+            stall: None,
+            close_after: None,
+            reset_every: None,
+            slow_body_bytes_per_s: None,
+            delay: None,
+            delay_ramp: None,
+            tls: None,
+            reuse_port: false,
+            concurrency: None,
+            service: Service::Constant,
+        }
+    }
+}
