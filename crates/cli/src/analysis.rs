@@ -174,7 +174,7 @@ pub(crate) fn report(args: &ReportArgs) -> anyhow::Result<ExitCode> {
         &rendered(args.format, &run)?,
         args.format == ReportFormat::Text,
     )?;
-    crate::thresholds(&run, args.fail_if.as_ref())
+    crate::finish::thresholds(&run, args.fail_if.as_ref())
 }
 
 /// One run's report in `format`.
@@ -214,7 +214,7 @@ fn report_each(args: &ReportArgs, runs: &[(String, RunFile)]) -> anyhow::Result<
         if args.fail_if.is_some() {
             crate::paint::say!("vload: {name}:");
         }
-        if crate::thresholds(run, args.fail_if.as_ref())? != ExitCode::SUCCESS {
+        if crate::finish::thresholds(run, args.fail_if.as_ref())? != ExitCode::SUCCESS {
             code = ExitCode::from(1);
         }
     }

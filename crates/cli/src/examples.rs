@@ -124,7 +124,7 @@ mod tests {
         for (name, text) in ALL {
             for words in command_lines(text) {
                 assert_eq!(words[1], name, "{words:?} under {name}");
-                let parsed = crate::Cli::try_parse_from(&words);
+                let parsed = crate::cli::Cli::try_parse_from(&words);
                 assert!(parsed.is_ok(), "{words:?}: {}", parsed.unwrap_err());
                 seen += 1;
             }
@@ -164,7 +164,7 @@ mod tests {
         );
         for command in &commands {
             let words = words(command);
-            let parsed = crate::Cli::try_parse_from(&words);
+            let parsed = crate::cli::Cli::try_parse_from(&words);
             assert!(parsed.is_ok(), "{words:?}: {}", parsed.unwrap_err());
         }
         assert!(commands[0].contains("--fail-if") && commands[0].contains("-o run.json"));

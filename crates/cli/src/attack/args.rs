@@ -245,8 +245,8 @@ mod tests {
     use vload_engine::{Arrival, Load, Stop};
 
     use super::*;
-    use crate::Cli;
     use crate::attack::flags::Rate;
+    use crate::cli::Cli;
 
     const URL: &str = "http://127.0.0.1:9/";
 

@@ -6,6 +6,7 @@ pub(crate) mod flags;
 pub(crate) mod targets;
 
 use std::io::IsTerminal as _;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -18,6 +19,7 @@ use crate::output::Destination;
 use crate::progress::{ProgressLine, ProgressMode};
 use crate::server::watch::ServerWatch;
 use crate::stable::StableWatch;
+use crate::{finish, paint};
 
 /// What `vload attack` did: the run, where it goes, and the signal that ended it early.
 pub(crate) struct Attack {
@@ -306,4 +308,45 @@ pub(crate) fn announce(plan: &AttackPlan, builtin: bool, from_targets: bool) {
         String::new()
     };
     crate::paint::say!("vload: attacking {target}{address}{origin} with {threads}{why}");
+}
+
+/// `vload attack`: runs it, prints the report, writes the run file, and exits as the run
+/// deserves (see [`crate::finish`]).
+pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
+    if args.load.capped_by_connections() {
+        paint::say!(
+            "vload: note: with --rate, -c {} caps the connections (--max-connections {0}), as in wrk2",
+            args.load.connections.unwrap_or_default()
+        );
+    }
+    if args.load.latency {
+        paint::say!("vload: note: --latency is wrk's: vload always reports latency percentiles");
+    }
+    let Attack {
+        mut run,
+        output,
+        signal,
+        metrics,
+    } = run(args)?;
+    targets::name_as_given(&mut run);
+    run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
+    let balanced = finish::ledger_balances(&run);
+    let code = finish::report_and_save(&run, output.as_ref(), signal, args.output.quiet);
+    // The last scrape: after the run file is written, before vload exits.
+    if let Some(metrics) = metrics {
+        metrics.finish(args.output.metrics_linger);
+    }
+    let code = code?;
+    if !balanced {
+        return Ok(ExitCode::from(2));
+    }
+    if code == ExitCode::SUCCESS
+        && let Some(error) = finish::no_success(&run)
+    {
+        return Err(error);
+    }
+    if code == ExitCode::SUCCESS {
+        return finish::thresholds(&run, args.output.fail_if.as_ref());
+    }
+    Ok(code)
 }

@@ -10,6 +10,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::exposition::{Tally, render};
 use crate::server::fetch::HttpUrl;
 
 /// Pushes the tally to a receiver until stopped.
@@ -19,7 +20,7 @@ pub(super) struct Pusher {
 }
 
 impl Pusher {
-    pub(super) fn start(url: HttpUrl, tally: Arc<Mutex<super::Tally>>) -> anyhow::Result<Pusher> {
+    pub(super) fn start(url: HttpUrl, tally: Arc<Mutex<Tally>>) -> anyhow::Result<Pusher> {
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("vload-remote-write".into())
@@ -44,7 +45,7 @@ impl Pusher {
     clippy::print_stderr,
     reason = "a warning that the receiver missed figures"
 )]
-fn push_until(url: &HttpUrl, tally: &Mutex<super::Tally>, stopped: &mpsc::Receiver<()>) {
+fn push_until(url: &HttpUrl, tally: &Mutex<Tally>, stopped: &mpsc::Receiver<()>) {
     let mut warned = false;
     loop {
         let last = match stopped.recv_timeout(Duration::from_secs(1)) {
@@ -52,7 +53,7 @@ fn push_until(url: &HttpUrl, tally: &Mutex<super::Tally>, stopped: &mpsc::Receiv
             Err(RecvTimeoutError::Timeout) => false,
         };
         let text = match tally.lock() {
-            Ok(t) => super::render(&t, false),
+            Ok(t) => render(&t, false),
             Err(_) => return,
         };
         let now_ms = SystemTime::now()

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use anyhow::bail;
 use vload_schema::CommonCounters;
 
-use super::{Kind, Snapshot, Source};
+use super::source::{Kind, Snapshot, Source};
 
 pub(super) const KIND: Kind = Kind {
     name: "haproxy",

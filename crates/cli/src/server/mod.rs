@@ -11,6 +11,7 @@ pub(crate) mod fetch;
 mod haproxy;
 mod nginx;
 mod process;
+mod source;
 mod squid;
 mod varnish;
 pub(crate) mod watch;
@@ -21,63 +22,10 @@ use std::time::{Duration, Instant};
 use vload_schema::{CommonCounters, StatsRecord};
 
 pub(crate) use process::{ProcessCpu, process_cpu, process_window, tick_s};
+pub(crate) use source::{Kind, Snapshot, Source};
 
 /// Every source `--server-stats` knows: adding one is a module and a line here.
 const SOURCES: &[Kind] = &[varnish::KIND, nginx::KIND, haproxy::KIND, squid::KIND];
-
-/// A kind of server whose counters vload reads.
-pub(crate) struct Kind {
-    /// Its name in `--server-stats` and in the run file's `source`.
-    name: &'static str,
-    /// What follows the colon, for errors: e.g. `"the URL of its stub_status page"`.
-    address: &'static str,
-    /// The address when none is given, or `None` when one must be.
-    default: Option<&'static str>,
-    /// Checks an address and makes the source (no I/O yet).
-    open: fn(&str) -> Result<Box<dyn Source>, String>,
-}
-
-/// One server's counters.
-pub(crate) trait Source: Send {
-    /// The counters now, in the server's own names (the reader's own request for them
-    /// included, where the server counts it).
-    fn read(&self) -> anyhow::Result<Snapshot>;
-
-    /// The common counters of a window from its counters' increases; `own` is how many
-    /// reads of the counters fell in the window, for a server that counts them as requests.
-    fn common(&self, increase: &BTreeMap<String, u64>, own: u64) -> CommonCounters;
-
-    /// Counters whose rise means trouble, and what each means.
-    fn troubles(&self) -> &'static [(&'static str, &'static str)] {
-        &[]
-    }
-
-    /// The count that rises once for every request a client completed: requests, or
-    /// Varnish's lookups, which it publishes last.
-    fn progress(&self, common: &CommonCounters) -> u64 {
-        common.requests.unwrap_or(0)
-    }
-
-    /// How long the counters may lag the responses the client saw, at most: the wait ends
-    /// as soon as they are complete and still, so a long bound costs nothing when they are
-    /// prompt (a server on a loaded machine can take seconds to count what it answered).
-    fn settle(&self) -> Duration {
-        Duration::from_secs(6)
-    }
-}
-
-/// A server's counters at one moment.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Snapshot {
-    /// Counters (only ever rising while the server runs), by the server's names.
-    counters: BTreeMap<String, u64>,
-    /// Gauges, by the server's names.
-    gauges: BTreeMap<String, u64>,
-    /// How the server printed them, where it has more than one way (varnishstat's layouts).
-    layout: &'static str,
-    /// Reads of the counters so far, this one included.
-    reads: u64,
-}
 
 /// What `--server-stats` names: a source and where to read it.
 #[derive(Clone)]

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use vload_schema::CommonCounters;
 
 use super::fetch::HttpUrl;
-use super::{Kind, Snapshot, Source};
+use super::source::{Kind, Snapshot, Source};
 
 pub(super) const KIND: Kind = Kind {
     name: "nginx",

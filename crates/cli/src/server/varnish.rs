@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use vload_schema::CommonCounters;
 
-use super::{Kind, Snapshot, Source};
+use super::source::{Kind, Snapshot, Source};
 
 pub(super) const KIND: Kind = Kind {
     name: "varnish",

@@ -44,7 +44,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         // capacity (a server that stops answering later is a step that missed the SLO). The
         // step's run is still reported and written, as an attack's would be.
         if runs.is_empty()
-            && let Some(error) = crate::no_success(&run)
+            && let Some(error) = crate::finish::no_success(&run)
         {
             failed = Some(error.context(format!("step {n} at {}", rate(step_rate))));
             let outcome = StepOutcome::Missed(Vec::new());
@@ -82,8 +82,8 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let mut file = assemble(&runs, stages, record).context("assembling the sweep's file")?;
     crate::attack::targets::name_as_given(&mut file);
     file.interrupted = session.signal().is_some();
-    let balanced = crate::ledger_balances(&file);
-    let code = crate::report_and_save(
+    let balanced = crate::finish::ledger_balances(&file);
+    let code = crate::finish::report_and_save(
         &file,
         session.output.as_ref(),
         session.signal(),

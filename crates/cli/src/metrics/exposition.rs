@@ -1,0 +1,196 @@
+//! What the metrics show, added up from the finished seconds ([`Tally`]), and how it is
+//! written: the Prometheus text format or OpenMetrics ([`render`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Buckets a decade of the latency histogram.
+pub(super) const PER_DECADE: i32 = 10;
+/// The lowest bucket's upper bound, 10 µs, and the number of decades above it (to 100 s).
+pub(super) const LOWEST_S: f64 = 1e-5;
+pub(super) const DECADES: i32 = 7;
+
+/// What the scrape shows, added up from the finished seconds.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// The constant labels, as `{shard="0/2"}` or empty.
+    pub(super) labels: Vec<(&'static str, String)>,
+    pub(super) warmup: bool,
+    pub(super) intended: u64,
+    pub(super) sent: u64,
+    pub(super) completed: u64,
+    pub(super) unsent: u64,
+    pub(super) classes: [u64; 5],
+    pub(super) errors: BTreeMap<String, u64>,
+    pub(super) bytes_in: u64,
+    pub(super) bytes_out: u64,
+    pub(super) connections: u64,
+    pub(super) in_flight: u64,
+    /// Counts by bucket (not cumulative), the last one above the highest bound.
+    pub(super) buckets: Vec<u64>,
+    pub(super) latency_sum_s: f64,
+    pub(super) latency_count: u64,
+}
+
+/// The latency buckets' upper bounds, in seconds: ten a decade from 10 µs to 100 s.
+pub(super) fn bounds() -> Vec<f64> {
+    (0..=DECADES * PER_DECADE)
+        .map(|k| LOWEST_S * 10f64.powf(f64::from(k) / f64::from(PER_DECADE)))
+        .collect()
+}
+
+/// The figures in the Prometheus text format, or OpenMetrics (counters' family names
+/// without `_total`, and `# EOF` at the end).
+pub(super) fn render(t: &Tally, openmetrics: bool) -> String {
+    let mut w = Exposition {
+        out: String::new(),
+        openmetrics,
+        labels: &t.labels,
+    };
+    counters(&mut w, t);
+    w.gauge(
+        "vload_requests_in_flight",
+        "Requests sent and not yet ended, at the last second's end.",
+        t.in_flight,
+    );
+    w.gauge(
+        "vload_warmup",
+        "1 while the warm-up runs (its requests are not counted here).",
+        u64::from(t.warmup),
+    );
+    w.latency(t);
+    if openmetrics {
+        w.out.push_str("# EOF\n");
+    }
+    w.out
+}
+
+/// The counters: requests, responses, errors, bytes, connections.
+fn counters(w: &mut Exposition<'_>, t: &Tally) {
+    w.counter(
+        "vload_requests_due_total",
+        "Requests due in the measured window (open loop) or taken up (closed loop).",
+        &[(&[], t.intended)],
+    );
+    w.counter(
+        "vload_requests_sent_total",
+        "Requests written.",
+        &[(&[], t.sent)],
+    );
+    w.counter(
+        "vload_requests_ended_total",
+        "Requests that ended, with a response or an error.",
+        &[(&[], t.completed)],
+    );
+    w.counter(
+        "vload_requests_unsent_total",
+        "Requests due and never sent (vload frozen or stopped first).",
+        &[(&[], t.unsent)],
+    );
+    let names = [
+        [("class", "1xx")],
+        [("class", "2xx")],
+        [("class", "3xx")],
+        [("class", "4xx")],
+        [("class", "5xx")],
+    ];
+    let classes: Vec<(&[(&str, &str)], u64)> = names
+        .iter()
+        .zip(t.classes)
+        .map(|(l, n)| (&l[..], n))
+        .collect();
+    w.counter(
+        "vload_responses_total",
+        "Responses by status class.",
+        &classes,
+    );
+    let kinds: Vec<[(&str, &str); 1]> = t.errors.keys().map(|k| [("kind", k.as_str())]).collect();
+    let errors: Vec<(&[(&str, &str)], u64)> = kinds
+        .iter()
+        .zip(t.errors.values())
+        .map(|(l, n)| (&l[..], *n))
+        .collect();
+    w.counter("vload_errors_total", "Failed requests by kind.", &errors);
+    w.counter(
+        "vload_received_bytes_total",
+        "Response body bytes received.",
+        &[(&[], t.bytes_in)],
+    );
+    w.counter(
+        "vload_sent_bytes_total",
+        "Request body bytes sent.",
+        &[(&[], t.bytes_out)],
+    );
+    w.counter(
+        "vload_connections_opened_total",
+        "Connections opened.",
+        &[(&[], t.connections)],
+    );
+}
+
+/// Writes metric families, each sample with the endpoint's constant labels first.
+struct Exposition<'a> {
+    out: String,
+    openmetrics: bool,
+    labels: &'a [(&'static str, String)],
+}
+
+impl Exposition<'_> {
+    /// `{k="v",...}` of the constant labels and `extra`, escaped; empty when there are none.
+    fn labels(&self, extra: &[(&str, &str)]) -> String {
+        let all: Vec<String> = self
+            .labels
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .chain(extra.iter().copied())
+            .map(|(k, v)| format!("{k}=\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\"")))
+            .collect();
+        if all.is_empty() {
+            String::new()
+        } else {
+            format!("{{{}}}", all.join(","))
+        }
+    }
+
+    fn counter(&mut self, name: &str, help: &str, samples: &[(&[(&str, &str)], u64)]) {
+        let family = if self.openmetrics {
+            name.trim_end_matches("_total")
+        } else {
+            name
+        };
+        let _ = writeln!(self.out, "# HELP {family} {help}\n# TYPE {family} counter");
+        for (extra, value) in samples {
+            let labels = self.labels(extra);
+            let _ = writeln!(self.out, "{name}{labels} {value}");
+        }
+    }
+
+    fn gauge(&mut self, name: &str, help: &str, value: u64) {
+        let labels = self.labels(&[]);
+        let _ = writeln!(
+            self.out,
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{labels} {value}"
+        );
+    }
+
+    /// The run's latency as a histogram: cumulative buckets, sum and count.
+    fn latency(&mut self, t: &Tally) {
+        let name = "vload_latency_seconds";
+        let _ = writeln!(
+            self.out,
+            "# HELP {name} The run's own latency: response time from the intended send (open loop) or service time (closed loop).\n# TYPE {name} histogram"
+        );
+        let mut cumulative = 0;
+        for (bound, n) in bounds().iter().zip(&t.buckets) {
+            cumulative += n;
+            let labels = self.labels(&[("le", &format!("{bound:.6e}"))]);
+            let _ = writeln!(self.out, "{name}_bucket{labels} {cumulative}");
+        }
+        cumulative += t.buckets.last().copied().unwrap_or(0);
+        let labels = self.labels(&[("le", "+Inf")]);
+        let _ = writeln!(self.out, "{name}_bucket{labels} {cumulative}");
+        let labels = self.labels(&[]);
+        let _ = writeln!(self.out, "{name}_sum{labels} {}", t.latency_sum_s);
+        let _ = writeln!(self.out, "{name}_count{labels} {}", t.latency_count);
+    }
+}
