@@ -298,7 +298,10 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
         connect_to: plan.connect_to_set.then(|| plan.connect_to.to_string()),
         server_address: Some(plan.connect_to.to_string()),
         requests_per_connection: plan.requests_per_connection,
-        streams: plan.protocol.is_http2().then_some(plan.protocol.streams()),
+        streams: plan
+            .protocol
+            .is_multiplexed()
+            .then_some(plan.protocol.streams()),
         tls: plan.tls.as_ref().map(|t| vload_schema::TlsRecord {
             server_name: t.server_name.clone(),
             verify: verify_text(&t.verify),

@@ -71,7 +71,7 @@ impl Requests {
             Protocol::Http1 {
                 client: crate::plan::Client::Lean,
             } => request.lean_bytes().len(),
-            protocol => request.hyper(protocol.is_http2()).headers().len(),
+            protocol => request.hyper(protocol.names_authority()).headers().len(),
         }
     }
 }

@@ -20,17 +20,9 @@ use vload_schema::{
 };
 
 use crate::cache::CacheClass;
+use crate::plan::{AttackPlan, UrlClass};
 use crate::record::Distribution;
 use crate::targets::{Target, TargetSummary};
-
-/// A `--class NAME=REGEX`: requests whose path and query match it.
-#[derive(Debug, Clone)]
-pub struct UrlClass {
-    /// Its name in the report.
-    pub name: String,
-    /// What a request's path and query must match (anywhere, unless anchored).
-    pub pattern: regex::Regex,
-}
 
 /// The group of the requests no class matched.
 pub const UNCLASSIFIED: &str = "(unclassified)";
@@ -102,7 +94,7 @@ impl Dimensions {
     /// The dimensions of an attack: hosts when its targets are addressed to more than one,
     /// classes when it has any, sets for a mix of files, passes over a list walked more
     /// than once.
-    pub(crate) fn new(plan: &crate::AttackPlan, summary: Option<&TargetSummary>) -> Dimensions {
+    pub(crate) fn new(plan: &AttackPlan, summary: Option<&TargetSummary>) -> Dimensions {
         let template = &plan.request;
         let default_host = template
             .headers
@@ -228,7 +220,7 @@ impl Dimensions {
 /// The hosts a run's requests are addressed to, when there are several, with a lookup from
 /// a request's Host to its group; `default_host` names the targets that give none.
 fn host_names(
-    plan: &crate::AttackPlan,
+    plan: &AttackPlan,
     summary: Option<&TargetSummary>,
     default_host: &str,
 ) -> Option<(Names, HashMap<String, u8>)> {

@@ -37,3 +37,20 @@ pub(crate) fn io_failure(error: &std::io::Error, in_body: bool) -> Failure {
     let kind = io_kind(error, in_body);
     (kind, format!("connection error: {error}"))
 }
+
+/// A connect to `addr` that failed with `error`: refused, a limit of this machine, or else.
+pub(crate) fn connect_failure(addr: std::net::SocketAddr, error: &std::io::Error) -> Failure {
+    if error.kind() == std::io::ErrorKind::ConnectionRefused {
+        (
+            ErrorKind::ConnectRefused,
+            format!("connecting to {addr}: {error}"),
+        )
+    } else if is_client_limit(error) {
+        (
+            ErrorKind::ClientLimit,
+            format!("connecting to {addr}: {error} (a limit of this machine, not the server)"),
+        )
+    } else {
+        (ErrorKind::Connect, format!("connecting to {addr}: {error}"))
+    }
+}

@@ -1,5 +1,5 @@
-//! What flows between a worker's parts: a job (one request to send), how its exchange ended,
-//! and what a connection gets next.
+//! A job: one request's identity between the parts that handle it (the load model that makes
+//! it due, the lane that sends it, the books that count it).
 
 use std::time::{Duration, Instant};
 
@@ -7,29 +7,45 @@ use crate::breakdown::Tags;
 
 /// A request to send.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Job {
+pub(crate) struct Job {
     /// Open loop: when it fell due. Closed loop: when a connection took it up (before its
     /// connect, if it needed one). Its deadline is this plus the request timeout.
-    pub(super) intended: Instant,
-    /// Open loop: it waited in the pool for a connection (every connection busy or being
+    pub(crate) intended: Instant,
+    /// Its response time is measured from `intended`, its due time (the open loop's primary
+    /// latency); a closed loop's request has only its service time.
+    pub(crate) timed_from_due: bool,
+    /// Open loop: it waited in the queue for a connection (every connection busy or being
     /// made).
-    pub(super) queued: bool,
+    pub(crate) queued: bool,
     /// The stage of the rate plan its intended send fell in (0 without a plan).
-    pub(super) stage: u32,
+    pub(crate) stage: u32,
     /// It belongs to the warm-up: it fell due (open loop) or was taken up (closed loop)
     /// before the measured window began, and counts there wherever it ends.
-    pub(super) warmup: bool,
+    pub(crate) warmup: bool,
     /// Its target's groups in the breakdowns (none until a target is drawn).
-    pub(super) tags: Tags,
+    pub(crate) tags: Tags,
 }
 
 impl Job {
     /// A closed loop's job, taken up at `at`.
-    pub(super) fn closed(at: Instant, warmup: bool) -> Job {
+    pub(crate) fn closed(at: Instant, warmup: bool) -> Job {
         Job {
             intended: at,
+            timed_from_due: false,
             queued: false,
             stage: 0,
+            warmup,
+            tags: Tags::UNDRAWN,
+        }
+    }
+
+    /// An open loop's job, due at `due` in stage `stage`.
+    pub(crate) fn due(due: Instant, stage: u32, warmup: bool) -> Job {
+        Job {
+            intended: due,
+            timed_from_due: true,
+            queued: false,
+            stage,
             warmup,
             tags: Tags::UNDRAWN,
         }
@@ -38,24 +54,13 @@ impl Job {
     /// When it fails as timed out: `timeout` after it fell due or was taken up. In an open
     /// loop this bounds the response time (from the due time) that the report shows; in a
     /// closed loop, the connect (if any) and the exchange together.
-    pub(super) fn deadline(&self, timeout: Duration) -> Instant {
+    pub(crate) fn deadline(&self, timeout: Duration) -> Instant {
         self.intended + timeout
     }
-}
 
-/// How a request ended, for the connection's next step.
-pub(super) enum Flow {
-    KeepAlive,
-    Reconnect,
-    /// The target files ran out for this worker: nothing was sent.
-    Exhausted,
-}
-
-/// What a connection gets next from the job source.
-pub(super) enum Next {
-    Job(Job),
-    /// The attack is over.
-    Stop,
-    /// The server closed the idle connection.
-    Closed,
+    /// Its response time if it ends at `done`: from its due time, in an open loop.
+    pub(crate) fn response_ns(&self, done: Instant) -> Option<u64> {
+        self.timed_from_due
+            .then(|| vload_timer::nanos_between(self.intended, done))
+    }
 }

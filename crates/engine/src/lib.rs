@@ -67,7 +67,6 @@ pub mod bench;
 mod breakdown;
 mod cache;
 mod collect;
-mod conn;
 mod env;
 mod error;
 mod failure;
@@ -76,8 +75,12 @@ mod fuzz;
 mod h1;
 mod h2;
 mod health;
+mod job;
+mod ledger;
+mod model;
 mod observe;
 mod plan;
+mod protocol;
 mod rate;
 mod record;
 mod response;
@@ -90,10 +93,12 @@ pub mod url;
 mod worker;
 mod workload;
 
-pub use breakdown::{UNCLASSIFIED, UrlClass};
+pub use breakdown::UNCLASSIFIED;
 pub use error::EngineError;
 pub use observe::{Interrupt, Observer, Progress};
-pub use plan::{Arrival, AttackPlan, Client, Driver, Load, Protocol, RequestTemplate, Shard, Stop};
+pub use plan::{
+    Arrival, AttackPlan, Client, Driver, Load, Protocol, RequestTemplate, Shard, Stop, UrlClass,
+};
 pub use rate::{RatePlan, RatePlanError, RateStage};
 pub use run::run;
 pub use targets::{

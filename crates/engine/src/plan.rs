@@ -7,6 +7,15 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 
+/// A `--class NAME=REGEX`: requests whose path and query match it.
+#[derive(Debug, Clone)]
+pub struct UrlClass {
+    /// Its name in the report.
+    pub name: String,
+    /// What a request's path and query must match (anywhere, unless anchored).
+    pub pattern: regex::Regex,
+}
+
 /// The load model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Load {
@@ -108,7 +117,7 @@ pub struct AttackPlan {
     /// A synthetic cache workload to draw requests from, instead of target files.
     pub catalogue: Option<vload_cache::Catalogue>,
     /// URL classes a breakdown groups requests by (`--class NAME=REGEX`), first match wins.
-    pub classes: Vec<crate::UrlClass>,
+    pub classes: Vec<UrlClass>,
     /// The cache capacity the run file's model is for (`--cache-size`).
     pub cache_capacity: Option<vload_cache::Capacity>,
     /// Close and reopen every connection after this many requests (1 = no keep-alive).
@@ -196,9 +205,24 @@ impl Protocol {
         }
     }
 
-    /// True for HTTP/2.
-    pub fn is_http2(self) -> bool {
+    /// True when a connection carries several requests at once, each failing on its own
+    /// (HTTP/2's streams); the run file then records the streams.
+    pub fn is_multiplexed(self) -> bool {
         matches!(self, Protocol::Http2 { .. })
+    }
+
+    /// True when the request's host travels as the `:authority` pseudo-header (HTTP/2), not
+    /// as a `Host` header (HTTP/1.1), and its target in absolute form for hyper.
+    pub(crate) fn names_authority(self) -> bool {
+        matches!(self, Protocol::Http2 { .. })
+    }
+
+    /// The protocol TLS's ALPN offers for it.
+    pub(crate) fn alpn(self) -> &'static [u8] {
+        match self {
+            Protocol::Http1 { .. } => b"http/1.1",
+            Protocol::Http2 { .. } => b"h2",
+        }
     }
 
     /// The version as the run file names it: `1.1` or `2`.

@@ -57,7 +57,7 @@ pub enum TlsError {
 /// The client configuration every connection of an attack shares.
 pub(crate) fn client_config(
     options: &TlsOptions,
-    http2: bool,
+    alpn: &[u8],
 ) -> Result<(Arc<ClientConfig>, ServerName<'static>), TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -103,11 +103,7 @@ pub(crate) fn client_config(
             builder.with_root_certificates(roots).with_no_client_auth()
         }
     };
-    config.alpn_protocols = vec![if http2 {
-        b"h2".to_vec()
-    } else {
-        b"http/1.1".to_vec()
-    }];
+    config.alpn_protocols = vec![alpn.to_vec()];
     let name = ServerName::try_from(options.server_name.clone())
         .map_err(|_| TlsError::ServerName(options.server_name.clone()))?;
     Ok((Arc::new(config), name))

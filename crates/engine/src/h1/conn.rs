@@ -1,15 +1,18 @@
-//! One HTTP/1.1 connection on tokio: the request written from prepared bytes, the response
-//! read through a [`Decoder`].
+//! One HTTP/1.1 connection on tokio, a [`Link`]: the request written from prepared bytes,
+//! the response read through a [`Decoder`].
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, ReadBuf};
 
-use super::{BUFFER, Decoder, Step, grow_if_filled, make_room};
+use super::buffer::{BUFFER, grow_if_filled, make_room};
+use super::decode::{Decoder, Step};
 use crate::failure::{Failure, io_failure};
+use crate::protocol::{Counts, Dial, Link, Opened};
 use crate::response::Response;
 use crate::tls::Io;
+use crate::workload::{Request, Wire};
 
 /// One HTTP/1.1 connection.
 pub(crate) struct H1Conn {
@@ -19,14 +22,14 @@ pub(crate) struct H1Conn {
     start: usize,
     end: usize,
     closed: bool,
-    /// Body bytes received since the last [`H1Conn::take_received`], whether or not the
-    /// response completes: a server that streams an endless body is seen sending it.
+    /// Body bytes received since it was last counted, whether or not the response completes:
+    /// a server that streams an endless body is seen sending it.
     received: u64,
-    /// Request body bytes written since the last [`H1Conn::take_written`]: a request counts
-    /// once all of it reached the connection.
+    /// Request body bytes written since they were last counted: a request counts once all
+    /// of it reached the connection.
     written: u64,
     /// Bytes the server sent after a complete response, unasked (the connection is closed
-    /// for them), until [`H1Conn::take_stray`].
+    /// for them), since they were last counted.
     stray: usize,
 }
 
@@ -44,28 +47,9 @@ impl H1Conn {
         }
     }
 
-    /// Bytes the server sent unasked after a complete response, since the last call.
-    pub(crate) fn take_stray(&mut self) -> usize {
-        std::mem::take(&mut self.stray)
-    }
-
-    /// Request body bytes written since the last call.
-    pub(crate) fn take_written(&mut self) -> u64 {
-        std::mem::take(&mut self.written)
-    }
-
-    /// Body bytes received since the last call.
-    pub(crate) fn take_received(&mut self) -> u64 {
-        std::mem::take(&mut self.received)
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        self.closed
-    }
-
     /// While idle: true once the server has closed the connection (or sent bytes nobody
-    /// asked for, which leaves it unusable: counted, see [`H1Conn::take_stray`]).
-    pub(crate) fn poll_idle(&mut self, cx: &mut Context<'_>) -> bool {
+    /// asked for, which leaves it unusable: counted as stray).
+    fn watch_idle(&mut self, cx: &mut Context<'_>) -> bool {
         if self.closed {
             return true;
         }
@@ -95,7 +79,7 @@ impl H1Conn {
     }
 
     /// Writes `request` (whose body is its last `body` bytes) and reads the whole response.
-    pub(crate) async fn exchange(
+    async fn send(
         &mut self,
         request: &[u8],
         head_request: bool,
@@ -145,6 +129,50 @@ impl H1Conn {
                 self.closed = true;
                 return decoder.eof(self.end - self.start);
             }
+        }
+    }
+}
+
+impl Link for H1Conn {
+    const MULTIPLEXED: bool = false;
+
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+        let (io, connect, handshake) = dial.transport(server_name).await?;
+        Ok(Opened {
+            link: H1Conn::new(io),
+            connect,
+            handshake,
+        })
+    }
+
+    fn is_open(&self) -> bool {
+        !self.closed
+    }
+
+    fn poll_idle(&mut self, cx: &mut Context<'_>) {
+        self.watch_idle(cx);
+    }
+
+    async fn exchange<'a>(
+        &'a mut self,
+        request: Request<'a>,
+        wire: Option<&'a Wire>,
+    ) -> Result<Response, Failure> {
+        match wire {
+            Some(wire) => self.send(&wire.bytes, wire.head, wire.body).await,
+            None => {
+                let bytes = request.lean_bytes();
+                let body = request.body().len() as u64;
+                self.send(&bytes, request.is_head(), body).await
+            }
+        }
+    }
+
+    fn take_counts(&mut self) -> Counts {
+        Counts {
+            received: std::mem::take(&mut self.received),
+            written: std::mem::take(&mut self.written),
+            stray: std::mem::take(&mut self.stray),
         }
     }
 }

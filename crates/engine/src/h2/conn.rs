@@ -14,9 +14,10 @@ use vload_schema::ErrorKind;
 use super::frames::*;
 use super::state::{Shared, Stream};
 use crate::failure::{Failure, io_kind};
+use crate::protocol::{Counts, Dial, Link, Opened};
 use crate::response::Response;
 use crate::tls::Io;
-use crate::workload::Request;
+use crate::workload::{Request, Wire};
 
 /// One stream's handle on a connection: sends one request at a time.
 pub(crate) struct H2Conn {
@@ -27,10 +28,7 @@ pub(crate) struct H2Conn {
 impl H2Conn {
     /// Speaks HTTP/2 on `io`: the preface and vload's SETTINGS, then the server's SETTINGS,
     /// which must come first (anything else is not an HTTP/2 server). Starts the driver.
-    pub(crate) async fn handshake(
-        mut io: Io,
-        addr: std::net::SocketAddr,
-    ) -> Result<H2Conn, Failure> {
+    async fn handshake(mut io: Io, addr: std::net::SocketAddr) -> Result<H2Conn, Failure> {
         let broke = |e: std::io::Error| {
             (
                 ErrorKind::Connect,
@@ -104,7 +102,7 @@ impl H2Conn {
     }
 
     /// Another stream on the same connection.
-    pub(crate) fn stream(&self) -> H2Conn {
+    fn another(&self) -> H2Conn {
         let mut s = self.shared.borrow_mut();
         s.slots.push(Stream::default());
         s.handles += 1;
@@ -115,13 +113,13 @@ impl H2Conn {
     }
 
     /// False once the connection failed or the server sent GOAWAY (or the stream ids ran out).
-    pub(crate) fn is_open(&self) -> bool {
+    fn alive(&self) -> bool {
         let s = self.shared.borrow();
         s.failed.is_none() && !s.going_away && s.next_id <= MAX_STREAM_ID
     }
 
     /// While idle: asks to be woken when the connection closes.
-    pub(crate) fn poll_closed(&self, cx: &mut Context<'_>) {
+    fn wake_on_close(&self, cx: &mut Context<'_>) {
         let mut s = self.shared.borrow_mut();
         let slot = &mut s.slots[self.slot];
         if !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
@@ -129,21 +127,65 @@ impl H2Conn {
         }
     }
 
-    pub(crate) fn take_received(&self) -> u64 {
-        std::mem::take(&mut self.shared.borrow_mut().slots[self.slot].received)
-    }
-
-    /// Request body bytes the windows let out since the last call.
-    pub(crate) fn take_written(&self) -> u64 {
-        std::mem::take(&mut self.shared.borrow_mut().slots[self.slot].written)
-    }
-
     /// Sends `request` on a new stream and waits for the whole response.
-    pub(crate) fn exchange<'a>(&'a self, request: Request<'a>) -> Exchange<'a> {
+    fn send<'a>(&'a self, request: Request<'a>) -> Exchange<'a> {
         Exchange {
             conn: self,
             request,
             phase: ExchangeState::Start,
+        }
+    }
+}
+
+impl Link for H2Conn {
+    const MULTIPLEXED: bool = true;
+
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+        let (io, connect, handshake) = dial.transport(server_name).await?;
+        let addr = dial.addr;
+        let link =
+            match tokio::time::timeout(dial.connect_timeout, H2Conn::handshake(io, addr)).await {
+                Err(_) => {
+                    let within = dial.connect_timeout;
+                    let message = format!("no HTTP/2 SETTINGS from {addr} within {within:?}");
+                    return Err((ErrorKind::ConnectTimeout, message));
+                }
+                Ok(conn) => conn?,
+            };
+        Ok(Opened {
+            link,
+            connect,
+            handshake,
+        })
+    }
+
+    fn stream(&self) -> Option<Self> {
+        Some(self.another())
+    }
+
+    fn is_open(&self) -> bool {
+        self.alive()
+    }
+
+    fn poll_idle(&mut self, cx: &mut Context<'_>) {
+        self.wake_on_close(cx);
+    }
+
+    fn exchange<'a>(
+        &'a mut self,
+        request: Request<'a>,
+        _wire: Option<&'a Wire>,
+    ) -> impl Future<Output = Result<Response, Failure>> + 'a {
+        self.send(request)
+    }
+
+    fn take_counts(&mut self) -> Counts {
+        let mut shared = self.shared.borrow_mut();
+        let slot = &mut shared.slots[self.slot];
+        Counts {
+            received: std::mem::take(&mut slot.received),
+            written: std::mem::take(&mut slot.written),
+            stray: 0,
         }
     }
 }
@@ -169,7 +211,7 @@ enum ExchangeState {
     Done,
 }
 
-/// [`H2Conn::exchange`]'s future; dropped before its response (a timeout), it resets the
+/// [`H2Conn::send`]'s future; dropped before its response (a timeout), it resets the
 /// stream.
 pub(crate) struct Exchange<'a> {
     conn: &'a H2Conn,

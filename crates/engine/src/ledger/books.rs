@@ -19,10 +19,10 @@ use std::time::Instant;
 
 use crate::record::IntervalStats;
 
-use super::job::Job;
+use crate::job::Job;
 
 /// The two windows' recorders and the requests in flight.
-pub(super) struct Books {
+pub(crate) struct Books {
     measure_from: Instant,
     /// Requests of the measured window, and of the warm-up.
     measured: RefCell<IntervalStats>,
@@ -47,7 +47,7 @@ struct Flight {
 }
 
 impl Books {
-    pub(super) fn new(measure_from: Instant, staged: bool) -> Self {
+    pub(crate) fn new(measure_from: Instant, staged: bool) -> Self {
         let settings = vload_schema::HistogramSettings::default();
         Books {
             measure_from,
@@ -61,24 +61,24 @@ impl Books {
 
     /// True when something due (or taken up) at `at` belongs to the warm-up.
     #[inline]
-    pub(super) fn is_warmup(&self, at: Instant) -> bool {
+    pub(crate) fn is_warmup(&self, at: Instant) -> bool {
         at < self.measure_from
     }
 
     /// True when a rate plan's stages are recorded each on its own.
-    pub(super) fn is_staged(&self) -> bool {
+    pub(crate) fn is_staged(&self) -> bool {
         self.staged
     }
 
     /// The recorder of `job`'s window.
     #[inline]
-    pub(super) fn of(&self, job: &Job) -> RefMut<'_, IntervalStats> {
+    pub(crate) fn of(&self, job: &Job) -> RefMut<'_, IntervalStats> {
         self.part(job.warmup)
     }
 
     /// The recorder of a window.
     #[inline]
-    pub(super) fn part(&self, warmup: bool) -> RefMut<'_, IntervalStats> {
+    pub(crate) fn part(&self, warmup: bool) -> RefMut<'_, IntervalStats> {
         if warmup {
             self.warmup.borrow_mut()
         } else {
@@ -88,18 +88,18 @@ impl Books {
 
     /// The recorder for what is no request's (a connection made, a stall measured), by when
     /// it happens.
-    pub(super) fn at(&self, now: Instant) -> RefMut<'_, IntervalStats> {
+    pub(crate) fn at(&self, now: Instant) -> RefMut<'_, IntervalStats> {
         self.part(self.is_warmup(now))
     }
 
     /// A closed loop's request is taken up: it falls due and is held until written.
-    pub(super) fn take_up_closed(&self, job: &Job) {
+    pub(crate) fn take_up_closed(&self, job: &Job) {
         self.of(job).intended += 1;
         self.take_up(job);
     }
 
     /// `job` (already counted as due) is taken up by a connection, not yet written.
-    pub(super) fn take_up(&self, job: &Job) {
+    pub(crate) fn take_up(&self, job: &Job) {
         self.flight(job, |f| {
             f.open += 1;
             f.held += 1;
@@ -108,7 +108,7 @@ impl Books {
     }
 
     /// A held request goes out (or fails trying): it is sent.
-    pub(super) fn send(&self, job: &Job) {
+    pub(crate) fn send(&self, job: &Job) {
         self.flight(job, |f| f.held -= 1);
         let mut part = self.of(job);
         part.sent += 1;
@@ -118,7 +118,7 @@ impl Books {
     }
 
     /// `bytes` of `job`'s request body reached the connection.
-    pub(super) fn wrote(&self, job: &Job, bytes: u64) {
+    pub(crate) fn wrote(&self, job: &Job, bytes: u64) {
         if bytes == 0 {
             return;
         }
@@ -130,13 +130,13 @@ impl Books {
     }
 
     /// A sent request ended (its outcome is recorded by the caller).
-    pub(super) fn end(&self, job: &Job) {
+    pub(crate) fn end(&self, job: &Job) {
         self.flight(job, |f| f.open -= 1);
         self.in_flight.set(self.in_flight.get() - 1);
     }
 
     /// A held request goes back to the queue (its connection closed before sending it).
-    pub(super) fn put_back(&self, job: &Job) {
+    pub(crate) fn put_back(&self, job: &Job) {
         self.flight(job, |f| {
             f.open -= 1;
             f.held -= 1;
@@ -146,7 +146,7 @@ impl Books {
 
     /// A held request will not be sent after all (no target was left for it): due, never
     /// sent.
-    pub(super) fn withdraw(&self, job: &Job) {
+    pub(crate) fn withdraw(&self, job: &Job) {
         self.flight(job, |f| {
             f.open -= 1;
             f.held -= 1;
@@ -156,7 +156,7 @@ impl Books {
     }
 
     /// `n` requests of `job`'s window and stage fell due and were never sent.
-    pub(super) fn unsent(&self, job: &Job, n: u64) {
+    pub(crate) fn unsent(&self, job: &Job, n: u64) {
         let mut part = self.of(job);
         part.unsent += n;
         if self.staged {
@@ -165,13 +165,13 @@ impl Books {
     }
 
     /// Requests taken up and not ended.
-    pub(super) fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         self.in_flight.get()
     }
 
     /// The worker stops waiting: what is still held counts as sent, and every request in
     /// flight as unfinished. Returns how many were unfinished.
-    pub(super) fn close(&self) -> u64 {
+    pub(crate) fn close(&self) -> u64 {
         let flights = std::mem::take(&mut *self.flights.borrow_mut());
         let mut unfinished = 0;
         for f in flights.iter().filter(|f| f.open > 0) {
@@ -191,7 +191,7 @@ impl Books {
 
     /// Takes both windows' records of the interval just ended, leaving empty ones: the
     /// measured window's, and the warm-up's when it has anything.
-    pub(super) fn take(&self) -> (IntervalStats, Option<IntervalStats>) {
+    pub(crate) fn take(&self) -> (IntervalStats, Option<IntervalStats>) {
         let measured = self.measured.borrow_mut().take();
         let mut warmup = self.warmup.borrow_mut();
         let any = warmup.intended

@@ -1,27 +1,27 @@
-//! How a worker records the end of one request: its outcome in the window (and the stage) it
-//! belongs to, and the interval shipped to the collector each second.
+//! How a worker records what becomes of its requests: each one's outcome in the window (and
+//! the stage) it belongs to and in the breakdowns, the first message of each error kind, the
+//! connections made, and the interval taken out each second.
 
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use vload_schema::ErrorKind;
 use vload_timer::nanos_between;
 
-use super::WorkerMsg;
-use super::job::{Flow, Job};
-use super::open::Open;
-use super::state::Worker;
+use super::books::Books;
+use crate::breakdown::{Breakdowns, End, Tally};
 use crate::cache::{CacheClass, CacheSource};
-use crate::conn::Conn;
 use crate::failure::Failure;
+use crate::job::Job;
+use crate::model::Batch;
 use crate::plan::AttackPlan;
 use crate::rate::Curve;
-use crate::record::IntervalStats;
+use crate::record::{ERROR_KINDS, IntervalStats, kind_index};
 use crate::response::Response;
 
 /// How one request ended.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     Response {
         status: u16,
         cache: (CacheClass, Option<CacheSource>),
@@ -42,7 +42,7 @@ pub(super) enum Outcome {
 impl Outcome {
     /// What the breakdowns count of it: its primary latency is the response time in an
     /// open loop, the service time in a closed one.
-    fn end(&self, received: u64, open_loop: bool) -> crate::breakdown::End {
+    fn end(&self, received: u64, open_loop: bool) -> End {
         let (status, cache, service, response) = match self {
             Outcome::Response {
                 status,
@@ -54,7 +54,7 @@ impl Outcome {
                 service, response, ..
             } => (None, CacheClass::Unknown, *service, *response),
         };
-        crate::breakdown::End {
+        End {
             status,
             cache,
             received,
@@ -64,25 +64,34 @@ impl Outcome {
 }
 
 /// How an exchange ended, beside its result.
-pub(super) struct Ended {
+pub(crate) struct Ended {
     /// When the request went out, and when its exchange ended.
-    pub(super) start: Instant,
-    pub(super) done: Instant,
+    pub(crate) start: Instant,
+    pub(crate) done: Instant,
     /// Body bytes received, whether the response completed or not.
-    pub(super) received: u64,
+    pub(crate) received: u64,
     /// Request body bytes that reached the connection.
-    pub(super) written: u64,
+    pub(crate) written: u64,
     /// The connection's last request (--requests-per-connection).
-    pub(super) last_on_connection: bool,
+    pub(crate) last_on_connection: bool,
     /// The connection outlives a failure of this exchange (an HTTP/2 stream's).
-    pub(super) survives: bool,
+    pub(crate) survives: bool,
 }
 
 /// A rate plan's stages, for recording each request in its own.
-pub(super) struct Stages {
-    pub(super) curve: Arc<Curve>,
-    pub(super) t0: Instant,
-    pub(super) plan: Arc<AttackPlan>,
+pub(crate) struct Stages {
+    pub(crate) curve: Arc<Curve>,
+    pub(crate) t0: Instant,
+}
+
+/// What the connection does after an exchange, by the request's account (the lane adds
+/// whether the connection can still carry one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// It may carry the next request.
+    KeepAlive,
+    /// It must be closed: the response said so, it failed, or it carried its last.
+    Reconnect,
 }
 
 impl Stages {
@@ -90,6 +99,7 @@ impl Stages {
     /// in the stage running when it arrived (the throughput achieved then).
     fn record(
         &self,
+        plan: &AttackPlan,
         stats: &mut IntervalStats,
         stage: u32,
         done: Instant,
@@ -114,7 +124,7 @@ impl Stages {
                 own.hits += u64::from(cache.0.is_hit());
                 own.misses += u64::from(cache.0.is_miss());
                 let at = done.saturating_duration_since(self.t0).as_secs_f64();
-                if self.plan.expects(*status)
+                if plan.expects(*status)
                     && let Some(during) = self.curve.stage_during(at)
                 {
                     stats.stage(during).done_during += 1;
@@ -137,24 +147,62 @@ impl Stages {
     }
 }
 
-impl Worker {
+/// A worker's recorder (see the module's docs).
+pub(crate) struct Recorder {
+    plan: Arc<AttackPlan>,
+    books: Books,
+    /// With a rate plan: its stages, each request recorded in its own as well.
+    stages: Option<Stages>,
+    /// The measured window's breakdowns.
+    tally: Tally,
+    samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
+    /// When the last request went out.
+    last_send: Cell<Option<Instant>>,
+}
+
+impl Recorder {
+    /// The recorder of an attack whose measured window begins at `measure_from`, with its
+    /// breakdowns' `tally` and a rate plan's `stages`.
+    pub(crate) fn new(
+        plan: Arc<AttackPlan>,
+        measure_from: Instant,
+        stages: Option<Stages>,
+        tally: Tally,
+    ) -> Recorder {
+        Recorder {
+            books: Books::new(measure_from, stages.is_some()),
+            plan,
+            stages,
+            tally,
+            samples: RefCell::new(Default::default()),
+            last_send: Cell::new(None),
+        }
+    }
+
+    /// The ledger.
+    pub(crate) fn books(&self) -> &Books {
+        &self.books
+    }
+
+    /// When the last request went out, if any did.
+    pub(crate) fn last_send(&self) -> Option<Instant> {
+        self.last_send.get()
+    }
+
+    /// The attack's sending ended at `at` (its schedule is over).
+    pub(crate) fn sending_ended(&self, at: Instant) {
+        self.last_send.set(Some(at));
+    }
+
     /// A request of `job` goes out at `start`.
-    pub(super) fn begin(&self, job: &Job, start: Instant) {
+    pub(crate) fn begin(&self, job: &Job, start: Instant) {
         self.books.send(job);
         self.last_send.set(Some(start));
     }
 
-    /// True when the request numbered `served` on its connection is its last
-    /// (--requests-per-connection).
-    pub(super) fn last_on_connection(&self, served: u32) -> bool {
-        self.plan
-            .requests_per_connection
-            .is_some_and(|n| served >= n)
-    }
-
     /// Records how the request begun for `job` ended: a response, a failure, or `None` at
     /// its deadline; says what its connection does next.
-    pub(super) fn end(
+    pub(crate) fn end(
         &self,
         job: &Job,
         result: Option<Result<Response, Failure>>,
@@ -170,13 +218,10 @@ impl Worker {
         } = ended;
         self.books.end(job);
         self.books.wrote(job, written);
-        let open_loop = self.open().is_some();
-        let after_failure = || {
-            if survives {
-                Flow::KeepAlive
-            } else {
-                Flow::Reconnect
-            }
+        let after_failure = if survives {
+            Flow::KeepAlive
+        } else {
+            Flow::Reconnect
         };
         let (outcome, flow) = match result {
             Some(Ok(response)) => {
@@ -189,7 +234,7 @@ impl Worker {
                     status: response.status,
                     cache: response.cache,
                     service: nanos_between(start, done),
-                    response: open_loop.then(|| nanos_between(job.intended, done)),
+                    response: job.response_ns(done),
                 };
                 (outcome, flow)
             }
@@ -199,64 +244,144 @@ impl Worker {
                     service: None,
                     response: None,
                 },
-                after_failure(),
+                after_failure,
             ),
-            None => {
-                // Recorded at the timeout, so percentiles are never optimistic: the
-                // primary latency (response time in an open loop, service time in a
-                // closed one) at the timeout; an open loop's service time up to it.
-                let timeout = self.plan.timeout;
-                let at = timeout.as_nanos() as u64;
-                let message = format!("no complete response within {timeout:?}");
-                let outcome = Outcome::Failed {
-                    failure: (ErrorKind::RequestTimeout, message),
-                    service: Some(if open_loop {
-                        nanos_between(start, job.deadline(timeout))
-                    } else {
-                        at
-                    }),
-                    response: open_loop.then_some(at),
-                };
-                (outcome, after_failure())
-            }
+            None => (self.timed_out(job, start), after_failure),
         };
         self.record(job, done, received, outcome);
         flow
     }
 
-    /// A connection was made (counted by when).
-    /// A connection opened at `now`, its TCP connect having taken `took`.
-    pub(super) fn count_connection(&self, now: Instant, took: Duration) {
-        let mut part = self.books.at(now);
-        part.connections_opened += 1;
-        part.tcp_connect.record(took.as_nanos() as u64);
+    /// A request that timed out: recorded at the timeout, so percentiles are never
+    /// optimistic: the primary latency (response time in an open loop, service time in a
+    /// closed one) at the timeout; an open loop's service time up to it.
+    fn timed_out(&self, job: &Job, start: Instant) -> Outcome {
+        let timeout = self.plan.timeout;
+        let at = timeout.as_nanos() as u64;
+        let service = if job.timed_from_due {
+            nanos_between(start, job.deadline(timeout))
+        } else {
+            at
+        };
+        Outcome::Failed {
+            failure: (
+                ErrorKind::RequestTimeout,
+                format!("no complete response within {timeout:?}"),
+            ),
+            service: Some(service),
+            response: job.timed_from_due.then_some(at),
+        }
     }
 
-    /// Counts the bytes `conn`'s server sent unasked, if it did.
-    pub(super) fn note_stray(&self, conn: &mut Conn) {
-        let stray = conn.take_stray();
-        if stray > 0 {
-            self.count_stray(Instant::now(), stray);
+    /// A request that failed before it could be written (its connection could not be
+    /// made): sent, in that vload tried.
+    pub(crate) fn fail_unsent(&self, failure: Failure, job: &Job) {
+        let now = Instant::now();
+        self.books.send(job);
+        self.last_send.set(Some(now));
+        let outcome = Outcome::Failed {
+            failure,
+            service: None,
+            response: None,
+        };
+        self.books.end(job);
+        self.record(job, now, 0, outcome);
+    }
+
+    /// A request taken up whose deadline passed before its connection was made.
+    pub(crate) fn fail_unconnected(&self, job: &Job) {
+        let timeout = self.plan.timeout;
+        self.books.send(job);
+        self.books.end(job);
+        let at = timeout.as_nanos() as u64;
+        let outcome = Outcome::Failed {
+            failure: (
+                ErrorKind::RequestTimeout,
+                format!(
+                    "no connection within {timeout:?}: the TCP connect, TLS handshake or HTTP/2 SETTINGS was still pending"
+                ),
+            ),
+            service: Some(at),
+            response: job.timed_from_due.then_some(at),
+        };
+        self.record(job, Instant::now(), 0, outcome);
+    }
+
+    /// A request taken up will not be sent: no target is left for it.
+    pub(crate) fn withdraw(&self, job: &Job) {
+        self.books.withdraw(job);
+    }
+
+    /// Records a batch of requests that waited in the queue until their deadline.
+    pub(crate) fn expire(&self, batch: &Batch) {
+        let timeout = self.plan.timeout;
+        let ns = timeout.as_nanos() as u64;
+        let job = batch.job();
+        let n = batch.count;
+        let timed_out = kind_index(ErrorKind::RequestTimeout);
+        let mut part = self.books.of(&job);
+        // Taken up and sent (failed trying) at once: they never held a connection.
+        part.sent += n;
+        part.completed += n;
+        part.queued += n;
+        part.queue_timeouts += n;
+        part.queue_wait.record_n(ns, n);
+        part.response.record_n(ns, n);
+        part.errors[timed_out] += n;
+        if !job.warmup {
+            let end = End {
+                status: None,
+                cache: CacheClass::Unknown,
+                received: 0,
+                latency: Some(ns),
+            };
+            self.tally.count(job.tags, &end, n);
+        }
+        if self.stages.is_some() {
+            let stage = part.stage(job.stage);
+            stage.sent += n;
+            stage.completed += n;
+            stage.response.record_n(ns, n);
+            stage.errors[timed_out] += n;
+        }
+        drop(part);
+        self.sample(ErrorKind::RequestTimeout, || {
+            format!("waited {timeout:?} for a connection and was never sent (every connection busy or still being made)")
+        });
+    }
+
+    /// A connection opened at `now`: its TCP connect took `tcp`, its TLS handshake `tls`.
+    pub(crate) fn connected(&self, now: Instant, tcp: Duration, tls: Option<Duration>) {
+        let mut part = self.books.at(now);
+        part.connections_opened += 1;
+        part.tcp_connect.record(tcp.as_nanos() as u64);
+        if let Some(took) = tls {
+            part.tls_handshake.record(took.as_nanos() as u64);
         }
     }
 
     /// A connection was closed because the server sent bytes nobody asked for after a
     /// complete response (counted by when).
-    pub(super) fn count_stray(&self, now: Instant, _bytes: usize) {
+    pub(crate) fn stray(&self, now: Instant) {
         self.books.at(now).stray += 1;
     }
 
+    /// How late a stall probe's timer woke, at `now`.
+    pub(crate) fn hiccup(&self, now: Instant, late_ns: u64) {
+        self.books.at(now).hiccup.record(late_ns);
+    }
+
     /// Records how a request ended, in its window and, with a rate plan, in its stage.
-    pub(super) fn record(&self, job: &Job, done: Instant, received: u64, outcome: Outcome) {
+    fn record(&self, job: &Job, done: Instant, received: u64, outcome: Outcome) {
         if !job.warmup {
-            self.breakdown
-                .count(job.tags, &outcome.end(received, self.open().is_some()), 1);
+            let end = outcome.end(received, job.timed_from_due);
+            self.tally.count(job.tags, &end, 1);
         }
         let mut stats = self.books.of(job);
         stats.completed += 1;
         stats.bytes_in += received;
         if let Some(stages) = &self.stages {
-            stages.record(&mut stats, job.stage, done, received, &outcome);
+            stages.record(&self.plan, &mut stats, job.stage, done, received, &outcome);
         }
         match outcome {
             Outcome::Response {
@@ -296,17 +421,46 @@ impl Worker {
         }
     }
 
-    /// Ships interval `index` to the collector (the measured window's requests, and the
-    /// warm-up's if any) and starts a new one.
-    pub(super) fn flush(&self, index: u32, to_collector: &mpsc::Sender<WorkerMsg>) {
+    fn sample(&self, kind: ErrorKind, message: impl FnOnce() -> String) {
+        let mut samples = self.samples.borrow_mut();
+        let slot = &mut samples[kind_index(kind)];
+        if slot.is_none() {
+            *slot = Some(message());
+        }
+    }
+
+    /// The first message of each error kind.
+    pub(crate) fn take_samples(&self) -> Vec<(ErrorKind, String)> {
+        self.samples
+            .borrow_mut()
+            .iter_mut()
+            .zip(ERROR_KINDS)
+            .filter_map(|(s, k)| s.take().map(|s| (k, s)))
+            .collect()
+    }
+
+    /// The measured window's breakdowns, for the worker's summary.
+    pub(crate) fn take_breakdowns(&self) -> Breakdowns {
+        self.tally.take()
+    }
+
+    /// The interval just ended (the measured window's requests, and the warm-up's if any),
+    /// with `waiting` requests waiting for a lane beside those in flight; a new one begins.
+    pub(crate) fn take_interval(&self, waiting: u64) -> (IntervalStats, Option<IntervalStats>) {
         let (mut stats, warmup) = self.books.take();
-        stats.in_flight = self.books.in_flight() + self.open().map_or(0, Open::waiting);
-        // The collector outlives the workers; nobody listens if it is gone.
-        let _ = to_collector.send(WorkerMsg::Interval {
-            worker: self.id,
-            index,
-            stats: Box::new(stats),
-            warmup: warmup.map(Box::new),
-        });
+        stats.in_flight = self.books.in_flight() + waiting;
+        (stats, warmup)
+    }
+
+    /// The worker stops waiting: the `never_sent` requests still waiting were never sent,
+    /// requests taken up and not ended are unfinished. Returns how many requests fell due and
+    /// did not complete (the backlog).
+    pub(crate) fn close(&self, never_sent: Vec<Batch>) -> u64 {
+        let mut backlog = 0;
+        for batch in never_sent {
+            self.books.unsent(&batch.job(), batch.count);
+            backlog += batch.count;
+        }
+        backlog + self.books.close()
     }
 }

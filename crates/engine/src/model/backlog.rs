@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::schedule::Schedule;
 
-use super::job::Job;
+use crate::job::Job;
 
 /// Requests waiting for a connection, oldest first.
 #[derive(Debug, Default)]
@@ -36,10 +36,20 @@ struct Segment {
 
 /// Requests taken from the front of the queue in one step, all of one window and stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Batch {
-    pub(super) warmup: bool,
-    pub(super) stage: u32,
-    pub(super) count: u64,
+pub(crate) struct Batch {
+    pub(crate) warmup: bool,
+    pub(crate) stage: u32,
+    pub(crate) count: u64,
+}
+
+impl Batch {
+    /// A job standing for the batch's window and stage (its times are not read).
+    pub(crate) fn job(&self) -> Job {
+        Job {
+            queued: true,
+            ..Job::due(Instant::now(), self.stage, self.warmup)
+        }
+    }
 }
 
 impl Backlog {
@@ -85,11 +95,8 @@ impl Backlog {
         let segment = self.segments.front_mut()?;
         let intended = segment.cursor.due();
         let job = Job {
-            intended,
             queued: true,
-            stage: segment.cursor.stage(),
-            warmup: intended < measure_from,
-            tags: crate::breakdown::Tags::UNDRAWN,
+            ..Job::due(intended, segment.cursor.stage(), intended < measure_from)
         };
         segment.cursor.advance();
         segment.start += 1;

@@ -1,20 +1,20 @@
-//! The closed loop's job source: each connection sends its next request when the previous
-//! one ends, within a budget when the attack counts its requests.
+//! The closed loop's budget: each lane sends its next request when the previous one ends,
+//! within a count when the attack has one.
 
 use std::cell::Cell;
 use std::time::Instant;
 
-use super::job::Job;
+use crate::job::Job;
 
 /// A budget of requests, if the attack counts them.
-pub(super) struct Closed {
-    budget: Cell<Option<u64>>,
+pub(super) struct Budget {
+    left: Cell<Option<u64>>,
 }
 
-impl Closed {
+impl Budget {
     pub(super) fn new(requests: Option<u64>) -> Self {
-        Closed {
-            budget: Cell::new(requests),
+        Budget {
+            left: Cell::new(requests),
         }
     }
 
@@ -24,9 +24,9 @@ impl Closed {
         if stopping {
             return None;
         }
-        match self.budget.get() {
+        match self.left.get() {
             Some(0) => return None,
-            Some(n) => self.budget.set(Some(n - 1)),
+            Some(n) => self.left.set(Some(n - 1)),
             None => {}
         }
         Some(Job::closed(now, warmup))

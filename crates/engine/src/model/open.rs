@@ -1,21 +1,17 @@
-//! The open loop's job source: requests fall due on a schedule whatever the responses do;
-//! an idle connection takes the next one; when none is idle the request waits in the pool,
-//! and the wait counts. The tasks that drive it (the dispatcher, connections opened on
-//! demand) are in `serve.rs`.
+//! The open loop: requests fall due on a schedule whatever the responses do; an idle lane
+//! takes the next one; when none is idle the request waits in the queue, and the wait counts.
+//! Lanes are opened on demand, a few at a time, up to the cap. Which lanes are idle is the
+//! driver's to keep (it hands due requests to them through [`Open::dispatch`]).
 
 use std::cell::{Cell, RefCell};
-use std::rc::Rc;
-use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
 use vload_timer::nanos_between;
 
 use super::backlog::{Backlog, Batch};
-use super::books::Books;
-use super::job::{Job, Next};
 use crate::arrivals::Reservoir;
-use crate::conn::Conn;
+use crate::job::Job;
+use crate::ledger::Books;
 use crate::schedule::Schedule;
 
 /// A dispatch later than this counts as a late send.
@@ -29,21 +25,19 @@ pub(crate) const LATE_SEND: Duration = Duration::from_millis(1);
 const MAX_CONNECTING: u32 = 4;
 /// The timer may wake this much after a request's due time, so that one wake-up sends a few
 /// requests instead of one each (dispatch lag stays well under 200 µs).
-pub(super) const BATCH: Duration = Duration::from_micros(20);
+pub(crate) const BATCH: Duration = Duration::from_micros(20);
 /// An idle connection unused this long is closed, so that connections opened for a burst do
-/// not stay forever (the idle list is a stack: the busy ones stay on top).
-pub(super) const IDLE_REAP: Duration = Duration::from_secs(5);
+/// not stay forever (drivers keep idle lanes as a stack: the busy ones stay on top).
+pub(crate) const IDLE_REAP: Duration = Duration::from_secs(5);
 
-/// The open loop's state: the schedule, the requests waiting for a connection, the idle
-/// connections waiting for a request, the connections there are.
+/// The open loop's state: the schedule, the requests waiting for a connection, the lanes
+/// there are.
 pub(super) struct Open {
-    pool: RefCell<Queue>,
+    queue: RefCell<Backlog>,
     /// The arrival sample, once the schedule is done.
     arrivals: RefCell<Option<Reservoir>>,
     /// The schedule, until it is done.
     dispatch: RefCell<Option<Dispatch>>,
-    /// Wakes the dispatcher when another task finished the schedule.
-    pub(super) done_notify: Notify,
     dispatch_done: Cell<bool>,
     max_connections: u32,
     connections: Cell<u32>,
@@ -70,45 +64,12 @@ struct Dispatch {
 }
 
 /// What a round of dispatching left.
-pub(super) enum Due {
+pub(crate) enum Due {
     /// The next request falls due then.
     At(Instant),
     /// The schedule is done.
     Over,
 }
-
-/// Requests waiting for a connection, and connections waiting for requests.
-#[derive(Debug, Default)]
-struct Queue {
-    pending: Backlog,
-    idle: Vec<Rc<IdleConn>>,
-}
-
-/// An idle connection waiting for work.
-#[derive(Debug, Default)]
-struct IdleConn {
-    job: Cell<Option<Job>>,
-    closed: Cell<bool>,
-    /// When it last became idle.
-    idle_since: Cell<Option<Instant>>,
-    waker: RefCell<Option<Waker>>,
-}
-
-impl IdleConn {
-    fn fill(&self, job: Option<Job>) {
-        match job {
-            Some(job) => self.job.set(Some(job)),
-            None => self.closed.set(true),
-        }
-        if let Some(waker) = self.waker.borrow_mut().take() {
-            waker.wake();
-        }
-    }
-}
-
-/// A connection's place in the idle list, kept across its requests.
-#[derive(Debug, Default)]
-pub(super) struct Idle(Rc<IdleConn>);
 
 impl Open {
     pub(super) fn new(
@@ -125,7 +86,7 @@ impl Open {
             )
         });
         Open {
-            pool: RefCell::new(Queue::default()),
+            queue: RefCell::new(Backlog::default()),
             arrivals: RefCell::new(None),
             dispatch: RefCell::new(Some(Dispatch {
                 schedule,
@@ -134,7 +95,6 @@ impl Open {
                 remaining,
                 arrivals,
             })),
-            done_notify: Notify::new(),
             dispatch_done: Cell::new(false),
             max_connections,
             connections: Cell::new(0),
@@ -172,43 +132,14 @@ impl Open {
         }
     }
 
-    /// The attack is stopping: no more dispatches; idle connections close.
+    /// The attack is stopping: no more dispatches (the driver closes its idle lanes).
     pub(super) fn stop(&self) {
         self.dispatch_done.set(true);
-        self.close_idle();
-    }
-
-    fn close_idle(&self) {
-        let idle = std::mem::take(&mut self.pool.borrow_mut().idle);
-        for slot in idle {
-            slot.fill(None);
-        }
-    }
-
-    /// Closes the connections that have been idle longer than [`IDLE_REAP`]: the oldest
-    /// idle ones, at the bottom of the stack.
-    pub(super) fn reap_idle(&self, now: Instant) {
-        let stale = {
-            let mut pool = self.pool.borrow_mut();
-            let old = pool
-                .idle
-                .iter()
-                .take_while(|slot| {
-                    slot.idle_since
-                        .get()
-                        .is_some_and(|t| now.saturating_duration_since(t) > IDLE_REAP)
-                })
-                .count();
-            pool.idle.drain(..old).collect::<Vec<_>>()
-        };
-        for slot in stale {
-            slot.fill(None);
-        }
     }
 
     /// Requests waiting for a connection.
     pub(super) fn waiting(&self) -> u64 {
-        self.pool.borrow().pending.len()
+        self.queue.borrow().len()
     }
 
     /// A job whose connection closed before sending it goes back in front of the queue.
@@ -217,30 +148,31 @@ impl Open {
             queued: true,
             ..job
         };
-        self.pool.borrow_mut().pending.push_front(job);
+        self.queue.borrow_mut().push_front(job);
     }
 
     /// The request waiting longest for a connection, out of the queue (the caller takes it
     /// up, or fails it if it waited past its deadline).
     pub(super) fn pop_pending(&self) -> Option<Job> {
-        self.pool.borrow_mut().pending.pop(self.measure_from)
+        self.queue.borrow_mut().pop(self.measure_from)
     }
 
     /// When the request waiting longest fell due.
     pub(super) fn oldest_due(&self) -> Option<Instant> {
-        self.pool.borrow().pending.oldest_due()
+        self.queue.borrow().oldest_due()
     }
 
     /// Takes out of the queue every request that fell due before `cutoff`, in batches of
     /// one window and stage.
     pub(super) fn take_due_before(&self, cutoff: Instant) -> Vec<Batch> {
-        let mut pool = self.pool.borrow_mut();
-        pool.pending.take_before(cutoff, self.measure_from)
+        self.queue
+            .borrow_mut()
+            .take_before(cutoff, self.measure_from)
     }
 
     /// Takes every request out of the queue, in batches of one window and stage.
     pub(super) fn take_all_pending(&self) -> Vec<Batch> {
-        self.pool.borrow_mut().pending.take_all(self.measure_from)
+        self.queue.borrow_mut().take_all(self.measure_from)
     }
 
     /// True once nothing more will be dispatched (the schedule is over, or the attack is
@@ -249,47 +181,11 @@ impl Open {
         self.dispatch_done.get()
     }
 
-    /// Waits idle for the next due request handed to `conn`. The idle connection is driven
-    /// meanwhile, so a server that closes it (an idle timeout) is noticed here and not by
-    /// the next request.
-    pub(super) async fn wait_idle(&self, idle: &Idle, conn: &mut Conn) -> Next {
-        let slot = &idle.0;
-        if self.dispatch_done.get() {
-            return Next::Stop;
-        }
-        slot.idle_since.set(Some(Instant::now()));
-        self.pool.borrow_mut().idle.push(slot.clone());
-        std::future::poll_fn(|cx| {
-            if let Some(job) = slot.job.take() {
-                return Poll::Ready(Next::Job(job));
-            }
-            if slot.closed.get() {
-                return Poll::Ready(Next::Stop);
-            }
-            if conn.poll_closed(cx) {
-                self.pool.borrow_mut().idle.retain(|s| !Rc::ptr_eq(s, slot));
-                return Poll::Ready(match slot.job.take() {
-                    Some(job) => Next::Job(job),
-                    None => Next::Closed,
-                });
-            }
-            *slot.waker.borrow_mut() = Some(cx.waker().clone());
-            Poll::Pending
-        })
-        .await
-    }
-
-    /// Sends every request due by `now` to idle connections or the queue; returns when the
-    /// next falls due, or that the schedule is over. After the window's end, requests still
-    /// due in it are counted as never sent.
-    pub(super) fn dispatch_due(&self, now: Instant, stopping: bool, books: &Books) -> Due {
-        self.dispatch_due_to(now, stopping, books, &mut |job| self.hand_to_idle(job))
-    }
-
-    /// [`Open::dispatch_due`] for a loop that keeps its own idle connections: `hand` gives a
-    /// due request to one (which takes it up), or returns it when none is idle, and it waits
-    /// in the queue.
-    pub(super) fn dispatch_due_to(
+    /// Sends every request due by `now` to idle lanes or the queue; returns when the next
+    /// falls due, or that the schedule is over. After the window's end, requests still due in
+    /// it are counted as never sent. `hand` gives a due request to an idle lane (which takes
+    /// it up), or returns it when none is idle, and it waits in the queue.
+    pub(super) fn dispatch(
         &self,
         now: Instant,
         stopping: bool,
@@ -330,14 +226,8 @@ impl Open {
             {
                 arrivals.send(position, now >= self.measure_from);
             }
-            let job = Job {
-                intended: due,
-                queued: false,
-                stage: d.schedule.stage(),
-                warmup: books.is_warmup(due),
-                tags: crate::breakdown::Tags::UNDRAWN,
-            };
-            self.dispatch(job, now, books, hand, d);
+            let job = Job::due(due, d.schedule.stage(), books.is_warmup(due));
+            self.dispatch_one(job, now, books, hand, d);
             d.remaining = d.remaining.map(|n| n - 1);
             d.schedule.advance();
             d.position += 1;
@@ -351,26 +241,12 @@ impl Open {
         };
         *self.arrivals.borrow_mut() = dispatch.arrivals;
         self.dispatch_done.set(true);
-        self.close_idle();
-        self.done_notify.notify_one();
         true
     }
 
-    /// Gives `job` to the idle connection used last, if there is one; returns it if not.
-    fn hand_to_idle(&self, job: Job) -> Option<Job> {
-        let slot = self.pool.borrow_mut().idle.pop();
-        match slot {
-            Some(slot) => {
-                slot.fill(Some(job));
-                None
-            }
-            None => Some(job),
-        }
-    }
-
-    /// Counts a due request and hands it to an idle connection through `hand` (taken up
-    /// there), or queues it at the schedule's position in `d`.
-    fn dispatch(
+    /// Counts a due request and hands it to an idle lane through `hand` (taken up there),
+    /// or queues it at the schedule's position in `d`.
+    fn dispatch_one(
         &self,
         job: Job,
         now: Instant,
@@ -399,7 +275,7 @@ impl Open {
                 if self.connections.get() >= self.max_connections {
                     books.of(&job).capped += 1;
                 }
-                self.pool.borrow_mut().pending.push(&d.schedule, d.position);
+                self.queue.borrow_mut().push(&d.schedule, d.position);
             }
         }
     }
@@ -409,7 +285,7 @@ impl Open {
     /// allows.
     pub(super) fn to_open(&self, streams: u32) -> u32 {
         let mut opened = 0;
-        while self.pool.borrow().pending.len() > u64::from(self.connecting.get() * streams)
+        while self.queue.borrow().len() > u64::from(self.connecting.get() * streams)
             && self.connections.get() < self.max_connections
             && self.connecting.get() < MAX_CONNECTING
         {

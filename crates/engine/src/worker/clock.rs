@@ -4,17 +4,16 @@
 //! A driver steps the clock with the time after each wake-up ([`Clock::step`]): tokio sleeps
 //! until [`Clock::next_wake`] or an interrupt, the epoll loop wakes at least every sweep
 //! (10 ms) anyway. What differs between drivers is how they dispatch an open loop's
-//! requests and reap idle connections ([`Dispatcher`]).
+//! requests, reap idle lanes and pass a stop on to them ([`Dispatcher`]).
 
 use std::cell::Cell;
-use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use super::WorkerMsg;
-use super::state::Worker;
+use super::setup::WorkerMsg;
+use super::shared::Core;
 use crate::observe::Told;
 
 /// In-flight requests get this long to finish after Ctrl-C.
@@ -26,27 +25,30 @@ const END_GRACE: Duration = Duration::from_millis(100);
 pub(super) trait Dispatcher {
     /// Open loop: sends what fell due by `now` (at the window's end: what fell due in it).
     fn dispatch(&mut self, now: Instant);
-    /// Once a second: closes connections idle too long and expires requests that waited in
-    /// the queue past their deadline.
+    /// Once a second: closes lanes idle too long and expires requests that waited in the
+    /// queue past their deadline.
     fn reap(&mut self, now: Instant);
+    /// The attack is stopping: lanes that wait for a request stop waiting.
+    fn stop(&mut self);
 }
 
-/// The tokio driver's side of the clock: its tasks do the rest.
-pub(super) struct Tasks<'w>(pub(super) &'w Rc<Worker>);
-
-impl Dispatcher for Tasks<'_> {
-    fn dispatch(&mut self, now: Instant) {
-        super::serve::dispatch_due(self.0, now);
-    }
-
-    fn reap(&mut self, now: Instant) {
-        self.0.reap_idle(now);
-        self.0.expire_waiting(now);
-    }
+/// Ships interval `index` of worker `worker` to the collector (the measured window's
+/// requests, and the warm-up's if any); a new one begins.
+pub(super) fn ship(core: &Core, worker: u32, index: u32, to_collector: &mpsc::Sender<WorkerMsg>) {
+    let (stats, warmup) = core.recorder.take_interval(core.model.waiting());
+    // The collector outlives the workers; nobody listens if it is gone.
+    let _ = to_collector.send(WorkerMsg::Interval {
+        worker,
+        index,
+        stats: Box::new(stats),
+        warmup: warmup.map(Box::new),
+    });
 }
 
 /// The worker's clock (see the module's docs).
 pub(super) struct Clock {
+    /// The worker whose intervals it ships.
+    worker: u32,
     /// The window's planned end, for a time-bounded attack.
     end: Option<Instant>,
     timeout: Duration,
@@ -67,12 +69,14 @@ pub(super) struct Clock {
 
 impl Clock {
     pub(super) fn new(
+        worker: u32,
         t0: Instant,
         end: Option<Instant>,
         timeout: Duration,
         interrupt: watch::Receiver<Told>,
     ) -> Clock {
         Clock {
+            worker,
             end,
             timeout,
             index: 0,
@@ -110,13 +114,13 @@ impl Clock {
     /// once the grace period is over: the driver stops waiting for what is in flight.
     pub(super) fn step(
         &mut self,
-        worker: &Worker,
+        core: &Core,
         to_collector: &mpsc::Sender<WorkerMsg>,
         now: Instant,
         driver: &mut dyn Dispatcher,
     ) -> bool {
         while now >= self.tick {
-            worker.flush(self.index, to_collector);
+            ship(core, self.worker, self.index, to_collector);
             driver.reap(now);
             self.index += 1;
             self.tick += Duration::from_secs(1);
@@ -125,9 +129,9 @@ impl Clock {
             && now >= end
             && self.grace.is_none()
         {
-            self.end_window(worker, end, driver);
+            self.end_window(core, end, driver);
         }
-        self.read_interrupt(worker, driver);
+        self.read_interrupt(core, driver);
         self.grace.is_none_or(|grace| now < grace)
     }
 
@@ -146,7 +150,7 @@ impl Clock {
         self.fresh = true;
     }
 
-    fn read_interrupt(&mut self, worker: &Worker, driver: &mut dyn Dispatcher) {
+    fn read_interrupt(&mut self, core: &Core, driver: &mut dyn Dispatcher) {
         let stop = match self.interrupt.has_changed() {
             Err(_) => Told::Interrupt,
             Ok(changed) if changed || self.fresh => *self.interrupt.borrow_and_update(),
@@ -159,10 +163,11 @@ impl Clock {
         self.seen = stop;
         let now = Instant::now();
         match stop {
-            Told::EndWindow if self.grace.is_none() => self.end_window(worker, now, driver),
+            Told::EndWindow if self.grace.is_none() => self.end_window(core, now, driver),
             Told::Interrupt => {
                 self.attack_end.get_or_insert(now);
-                worker.begin_stop();
+                core.begin_stop();
+                driver.stop();
                 let limit = now + INTERRUPT_GRACE;
                 self.grace = Some(self.grace.map_or(limit, |g| g.min(limit)));
             }
@@ -173,33 +178,14 @@ impl Clock {
     /// Ends the window at `end` (planned, or now): the open loop dispatches what fell due in
     /// it (sending what is due before the end, counting what fell due too long ago as never
     /// sent), nothing more is sent, and in-flight requests get the request timeout.
-    fn end_window(&mut self, worker: &Worker, end: Instant, driver: &mut dyn Dispatcher) {
+    fn end_window(&mut self, core: &Core, end: Instant, driver: &mut dyn Dispatcher) {
         let now = Instant::now();
         self.attack_end = Some(end.min(now));
-        worker.end_window(end);
+        core.end_window(end);
         driver.dispatch(now);
-        worker.begin_stop();
+        core.begin_stop();
+        driver.stop();
         self.grace = Some(Instant::now() + self.timeout + END_GRACE);
-    }
-
-    /// The tokio driver's loop: steps the clock at each wake-up until every task has ended
-    /// or the grace period is over.
-    pub(super) async fn run(
-        &mut self,
-        worker: &Rc<Worker>,
-        to_collector: &mpsc::Sender<WorkerMsg>,
-    ) {
-        let mut tasks = Tasks(worker);
-        while self.step(worker, to_collector, Instant::now(), &mut tasks) {
-            let listening = self.listening();
-            let wake = self.next_wake();
-            tokio::select! {
-                biased;
-                () = worker.all_done.notified() => break,
-                () = tokio::time::sleep_until(wake.into()) => {}
-                () = self.told(), if listening => {}
-            }
-        }
     }
 }
 

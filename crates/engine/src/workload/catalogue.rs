@@ -3,7 +3,8 @@
 
 use bytes::{BufMut as _, BytesMut};
 
-use super::{Drawn, Form, Frame, Wire};
+use super::drawn::{Drawn, Form, Wire};
+use super::prepared::Frame;
 use crate::breakdown::Dimensions;
 use crate::targets::Target;
 
@@ -34,7 +35,7 @@ impl CatalogueDraws {
             let tags = dims.tags(&target, Default::default());
             return Drawn {
                 tags,
-                form: Form::Target(target),
+                form: Form::Target(Box::new(target)),
             };
         };
         let (mut start, mut end) = (0, 0);

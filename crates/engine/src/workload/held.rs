@@ -8,7 +8,8 @@
 use bytes::{Bytes, BytesMut};
 use http::uri::Authority;
 
-use super::{Drawn, Form, Prepared, Wire};
+use super::drawn::{Drawn, Form, Wire};
+use super::prepared::Prepared;
 use crate::breakdown::{Dimensions, Drawn as From, Tags};
 use crate::targets::Target;
 
@@ -100,7 +101,7 @@ impl Held {
         let spot = self.spots[set][index];
         let tags = dims.with_pass(spot.tags, pass);
         let form = match self.targets.get(set) {
-            Some(targets) => Form::Target(targets[index].clone()),
+            Some(targets) => Form::Target(Box::new(targets[index].clone())),
             None => Form::Wire {
                 wire: Wire {
                     bytes: self.bytes.slice(spot.start..spot.end),

@@ -4,12 +4,13 @@
 //! A worker's [`Workload`] draws the next request ([`Workload::draw`]) when a connection is
 //! about to send one. The lean HTTP/1.1 client takes bytes ([`Wire`]): a held list's
 //! requests were prepared once before the attack ([`Held`]), a catalogue object's request is
-//! written into place around its path and host ([`Frame`]), and only a list too long to hold
+//! written into place around its path and host ([`Frame`](prepared::Frame)), and only a list too long to hold
 //! is parsed and written as it is read. The other clients (HTTP/2, hyper's) build their
 //! requests from the drawn target laid over the attack's ([`Workload::request`]).
 //! Nothing here does I/O but reading a long list's file, or knows which driver sends.
 
 mod catalogue;
+mod drawn;
 mod files;
 mod held;
 mod prepared;
@@ -17,72 +18,22 @@ mod prepared;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
-use http::uri::Authority;
+use bytes::BytesMut;
 
 use crate::breakdown::{Dimensions, Tags};
 use crate::plan::AttackPlan;
 use crate::targets::Target;
 use catalogue::CatalogueDraws;
+pub(crate) use drawn::{Drawn, Form, Wire};
 use files::Picked;
 pub(crate) use files::{FileStream, pass_share};
 pub(crate) use held::Held;
-pub(crate) use prepared::{Frame, Prepared, Request};
+pub(crate) use prepared::{Prepared, Request};
 
 /// How much a worker's request arena grows by: requests written for it (catalogue objects,
 /// targets read from a long list) are cut from it, one allocation every few hundred, and a
 /// block is reused once every request cut from it has been sent.
 const ARENA: usize = 16 * 1024;
-
-/// A request drawn for a connection to send.
-#[derive(Debug)]
-pub(crate) struct Drawn {
-    /// Its groups in the breakdowns by target.
-    pub(crate) tags: Tags,
-    /// What goes out.
-    pub(crate) form: Form,
-}
-
-impl Drawn {
-    /// The bytes the lean HTTP/1.1 client writes: `None` for the attack's own request.
-    ///
-    /// # Panics
-    /// For a target drawn for another client: a workload for the lean HTTP/1.1 client draws
-    /// bytes.
-    pub(crate) fn into_wire(self) -> Option<Wire> {
-        match self.form {
-            Form::Own => None,
-            Form::Wire { wire, .. } => Some(wire),
-            Form::Target(_) => panic!("the lean HTTP/1.1 client's workload draws bytes"),
-        }
-    }
-}
-
-/// What a drawn request sends.
-#[derive(Debug)]
-pub(crate) enum Form {
-    /// The attack's own request.
-    Own,
-    /// The whole request as the lean HTTP/1.1 client writes it, and the host of the
-    /// target's absolute URL, if it had one (TLS sends it as the server name).
-    Wire {
-        wire: Wire,
-        authority: Option<Authority>,
-    },
-    /// A target over the attack's request, for the clients that build their own.
-    Target(Target),
-}
-
-/// A request as the lean HTTP/1.1 client writes it.
-#[derive(Debug, Clone)]
-pub(crate) struct Wire {
-    /// Request line, headers and body.
-    pub(crate) bytes: Bytes,
-    /// It is a HEAD (its response has no body).
-    pub(crate) head: bool,
-    /// Its body's length.
-    pub(crate) body: u64,
-}
 
 /// Where a worker's requests come from.
 #[derive(Debug)]
@@ -133,11 +84,6 @@ impl Workload {
         }
     }
 
-    /// True when every request is the attack's own.
-    pub(crate) fn is_own(&self) -> bool {
-        matches!(self.draws.borrow().source, Source::Own)
-    }
-
     /// The next request; `None` when this worker has no share of the target files.
     pub(crate) fn draw(&self) -> Option<Drawn> {
         let mut draws = self.draws.borrow_mut();
@@ -178,7 +124,7 @@ impl Workload {
     /// lean HTTP/1.1 client.
     fn form(&self, target: Target, arena: &mut BytesMut) -> Form {
         if !self.wire {
-            return Form::Target(target);
+            return Form::Target(Box::new(target));
         }
         let request = self.prepared.request(Some(&target));
         request.write_lean(arena);
@@ -223,6 +169,7 @@ impl std::fmt::Debug for Workload {
 
 #[cfg(test)]
 mod tests {
+    use bytes::Bytes;
     use http::{HeaderValue, Method};
 
     use super::*;
@@ -300,7 +247,6 @@ mod tests {
         plan.catalogue = None;
         let dims = Arc::new(Dimensions::new(&plan, None));
         let workload = Workload::new(&plan, Source::Own, dims);
-        assert!(workload.is_own());
         assert!(workload.draw().unwrap().into_wire().is_none());
         let own = workload.own_wire();
         assert!(

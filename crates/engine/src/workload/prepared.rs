@@ -92,8 +92,8 @@ impl Prepared {
                 ..
             } => Own::Fields,
             protocol => Own::Hyper {
-                uri: own.uri(protocol.is_http2()),
-                headers: own.header_map(protocol.is_http2()),
+                uri: own.uri(protocol.names_authority()),
+                headers: own.header_map(protocol.names_authority()),
             },
         };
         prepared

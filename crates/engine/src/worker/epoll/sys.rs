@@ -10,8 +10,12 @@ use std::time::{Duration, Instant};
 use socket2::Socket;
 use vload_timer::nanos_between;
 
-use super::{PROBE, TIMER, WAKE};
-use crate::worker::state::Worker;
+/// The stall probe's period: how late a 1 ms timer is noticed is the loop's own stall.
+pub(super) const PROBE: Duration = Duration::from_millis(1);
+/// The probe timer's token; connections are tokened by their slot and its generation.
+pub(super) const TIMER: u64 = u64::MAX;
+/// The token of the timer that stands in for `epoll_pwait2`'s timeout where it is missing.
+pub(super) const WAKE: u64 = u64::MAX - 1;
 
 /// The loop's epoll.
 pub(in crate::worker) struct Epoll(OwnedFd);
@@ -239,8 +243,8 @@ impl Waiter {
     }
 }
 
-/// The stall probe: a 1 ms timerfd in the loop's epoll; how late the loop sees it is
-/// recorded as the worker's hiccup, as the tokio loop's probe does (jHiccup's method).
+/// The stall probe: a 1 ms timerfd in the loop's epoll; how late the loop sees it is the
+/// worker's hiccup, as the tokio loop's probe's is (jHiccup's method).
 pub(super) struct Probe {
     fd: OwnedFd,
     expected: Cell<Instant>,
@@ -274,13 +278,14 @@ impl Probe {
         vload_timer::arm_timerfd(self.fd.as_fd(), PROBE).is_ok()
     }
 
-    pub(super) fn fired(&self, worker: &Worker, epoll: RawFd) {
+    /// The timer fired: re-arms it and returns when, and how late (nanoseconds) the loop
+    /// saw it, for the worker's hiccup record.
+    pub(super) fn fired(&self, epoll: RawFd) -> Option<(Instant, u64)> {
         if !self.armed.get() {
-            return;
+            return None;
         }
         let now = Instant::now();
         let late = nanos_between(self.expected.get(), now);
-        worker.books.at(now).hiccup.record(late);
         if !self.arm() {
             // An expired timer left in a level-triggered epoll would be reported at every
             // wait: it leaves, and the loop falls back to a 1 ms wait.
@@ -295,6 +300,7 @@ impl Probe {
                 )
             };
         }
+        Some((now, late))
     }
 }
 
