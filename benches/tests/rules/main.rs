@@ -3,7 +3,10 @@
 //!
 //! - no source file over 600 lines, not counting a trailing `#[cfg(test)] mod tests`;
 //! - no function over 80 lines outside `#[cfg(test)]` code;
-//! - no circle of `crate::` paths between the files of a crate.
+//! - no circle of paths between the files of a crate, in any spelling ([`modules`]: `crate::`,
+//!   `super::`, `self::`, a child named bare, groups, globs, re-exported names);
+//! - no I/O in the crates that must have none (schema, cache, analyze: pure computation over
+//!   what they are given).
 //!
 //! An exception is named in ARCHITECTURE.md's list under "Exceptions to the rules", one line
 //! each: `` - `path` `` for a file, `` - `path` `name` `` for a function, `` - circle `a.rs` ``
@@ -13,11 +16,35 @@
 //! rustfmt's layout is what makes a line-based reading exact enough: an item's closing
 //! brace sits alone on a line at the item's own indentation.
 
+mod modules;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use modules::Crate;
+
 const MAX_FILE: usize = 600;
 const MAX_FN: usize = 80;
+/// The crates that do no I/O, and what I/O looks like in source.
+const PURE: [&str; 3] = ["crates/schema", "crates/cache", "crates/analyze"];
+const IO: [&str; 16] = [
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::env",
+    "File::open",
+    "File::create",
+    "OpenOptions",
+    "stdin()",
+    "stdout()",
+    "stderr()",
+    "println!",
+    "print!(",
+    "eprintln!",
+    "eprint!(",
+    "TcpStream",
+    "UdpSocket",
+];
 
 fn top() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -158,61 +185,6 @@ fn fn_name(line: &str) -> Option<String> {
     None
 }
 
-/// The file a `crate::a::b` path names, among a crate's files.
-fn target(src: &Path, segments: &[&str], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
-    for n in (1..=segments.len()).rev() {
-        let base: PathBuf = segments[..n].iter().collect();
-        for candidate in [
-            src.join(&base).with_extension("rs"),
-            src.join(&base).join("mod.rs"),
-        ] {
-            if files.contains(&candidate) {
-                return Some(candidate);
-            }
-        }
-    }
-    None
-}
-
-/// Every `crate::` path in a file's code, as the files they name.
-fn references(src: &Path, code: &[(usize, &str)], files: &BTreeSet<PathBuf>) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    for (_, line) in code {
-        let line = line.split("//").next().unwrap_or("");
-        let mut rest = line;
-        while let Some(at) = rest.find("crate::") {
-            let before = rest[..at].chars().next_back();
-            rest = &rest[at + "crate::".len()..];
-            if before.is_some_and(ident) {
-                continue;
-            }
-            let path: String = rest.chars().take_while(|&c| ident(c) || c == ':').collect();
-            let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
-            // `use crate::{a, b::c}`: each branch.
-            if rest[path.len()..].starts_with('{') || segments.is_empty() {
-                let group: String = rest[path.len()..]
-                    .trim_start_matches('{')
-                    .chars()
-                    .take_while(|&c| c != '}')
-                    .collect();
-                for branch in group.split(',') {
-                    let full: Vec<&str> = segments
-                        .iter()
-                        .copied()
-                        .chain(branch.trim().split("::").map(str::trim))
-                        .filter(|s| !s.is_empty() && s.chars().all(ident))
-                        .collect();
-                    out.extend(target(src, &full, files));
-                }
-            } else {
-                out.extend(target(src, &segments, files));
-            }
-        }
-    }
-    out
-}
-
 /// Files on a circle of references: each file that can reach itself.
 fn circles(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
     let mut found = Vec::new();
@@ -276,8 +248,7 @@ fn files_functions_and_circles_keep_the_rules() {
     let mut report = Vec::new();
     for (dir, files) in crates() {
         let src = top().join(&dir).join("src");
-        let set: BTreeSet<PathBuf> = files.iter().cloned().collect();
-        let mut graph = BTreeMap::new();
+        let mut read = Vec::new();
         for file in &files {
             let text = std::fs::read_to_string(file).expect("a readable source file");
             let code = code_lines(&text);
@@ -299,10 +270,13 @@ fn files_functions_and_circles_keep_the_rules() {
                     ));
                 }
             }
-            let mut refs = references(&src, &code, &set);
-            refs.remove(file);
-            graph.insert(file.clone(), refs);
+            if PURE.iter().any(|p| dir == Path::new(p)) {
+                report.extend(io_in(&name, &code));
+            }
+            let joined: Vec<&str> = code.iter().map(|(_, l)| *l).collect();
+            read.push((file.clone(), joined.join("\n")));
         }
+        let graph = Crate::read(&src, &read).graph();
         for circle in circles(&graph) {
             let names: Vec<String> = circle.iter().map(|f| relative(f)).collect();
             let excused = names
@@ -314,7 +288,7 @@ fn files_functions_and_circles_keep_the_rules() {
             if !excused {
                 let mut shown = names.clone();
                 shown.push(names[0].clone());
-                report.push(format!("a circle of crate:: paths: {}", shown.join(" -> ")));
+                report.push(format!("a circle of paths: {}", shown.join(" -> ")));
             }
         }
     }
@@ -328,6 +302,20 @@ fn files_functions_and_circles_keep_the_rules() {
         "the source rules of docs/ARCHITECTURE.md are broken:\n  {}",
         report.join("\n  ")
     );
+}
+
+/// Where a file of a crate that does no I/O does some.
+fn io_in(name: &str, code: &[(usize, &str)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in code {
+        let line = line.split("//").next().unwrap_or("");
+        for io in IO.iter().filter(|io| line.contains(*io)) {
+            found.push(format!(
+                "{name}:{n}: `{io}` in a crate that does no I/O (schema, cache, analyze): the cli reads and writes"
+            ));
+        }
+    }
+    found
 }
 
 #[test]
@@ -354,4 +342,168 @@ fn the_checker_sees_what_it_checks() {
         (b.clone(), BTreeSet::from([a.clone()])),
     ]);
     assert_eq!(circles(&graph).len(), 1);
+}
+
+/// The circles among `files` (a crate's `src/` paths and their code), by file name.
+fn circles_in(files: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let src = PathBuf::from("/crate/src");
+    let read: Vec<(PathBuf, String)> = files
+        .iter()
+        .map(|(path, code)| {
+            let lines = code_lines(code);
+            let code: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
+            (src.join(path), code.join("\n"))
+        })
+        .collect();
+    let graph = Crate::read(&src, &read).graph();
+    circles(&graph)
+        .into_iter()
+        .map(|c| {
+            let mut names: Vec<String> = c
+                .iter()
+                .map(|f| f.strip_prefix(&src).unwrap().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        })
+        .collect()
+}
+
+/// Each spelling of a path between two files, injected into a crate of its own, closes a
+/// circle the check sees; paths between siblings, to other crates and to the standard
+/// library close none.
+#[test]
+fn every_spelling_of_a_circle_is_seen() {
+    let lib = "mod a;\nmod b;\nmod m;\npub use a::A;\npub use b::B;\n";
+    let cases: [(&str, [(&str, &str); 3]); 10] = [
+        (
+            "crate::",
+            [
+                ("a.rs", "use crate::b::B;\npub struct A;\n"),
+                ("b.rs", "pub struct B(crate::a::A);\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+        (
+            "a name re-exported at the root",
+            [
+                ("a.rs", "pub struct A(crate::B);\n"),
+                ("b.rs", "use crate::A;\npub struct B;\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+        (
+            "super:: to the parent's own item",
+            [
+                ("a.rs", ""),
+                ("b.rs", ""),
+                ("m/mod.rs", "mod c;\nuse c::C;\npub(crate) struct S;\n"),
+            ],
+        ),
+        (
+            "self:: from the parent",
+            [
+                ("a.rs", ""),
+                ("b.rs", ""),
+                (
+                    "m/mod.rs",
+                    "mod c;\npub(crate) struct S;\nfn f() -> self::c::C { todo() }\n",
+                ),
+            ],
+        ),
+        (
+            "a group",
+            [
+                ("a.rs", "use crate::{b::{B}, m};\npub struct A;\n"),
+                ("b.rs", "use crate::{a::A};\npub struct B;\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+        (
+            "super::super::",
+            [
+                ("a.rs", "use crate::m::d::D;\npub struct A;\n"),
+                ("b.rs", ""),
+                ("m/mod.rs", "mod c;\nmod d;\n"),
+            ],
+        ),
+        (
+            "a path in code",
+            [
+                ("a.rs", "pub fn f() { crate::b::g() }\n"),
+                ("b.rs", "pub fn g() { crate::a::f() }\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+        (
+            "a glob",
+            [
+                ("a.rs", "use crate::b::*;\npub struct A;\n"),
+                ("b.rs", "use crate::a::A;\npub struct B;\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+        (
+            "a name the parent re-exports, used by a sibling's child",
+            [
+                ("a.rs", "pub struct A(crate::m::C);\n"),
+                ("b.rs", ""),
+                ("m/mod.rs", "mod c;\npub(crate) use c::C;\n"),
+            ],
+        ),
+        (
+            "an imported module's path",
+            [
+                ("a.rs", "use crate::b;\npub struct A(b::B);\n"),
+                ("b.rs", "pub struct B(crate::a::A);\n"),
+                ("m/mod.rs", ""),
+            ],
+        ),
+    ];
+    let children = [
+        ("m/c.rs", "use super::S;\npub(crate) struct C;\n"),
+        ("m/d.rs", "use super::super::a::A;\npub(crate) struct D;\n"),
+    ];
+    for (spelling, files) in cases {
+        let mut all = vec![("lib.rs", lib)];
+        all.extend(files);
+        all.extend(children);
+        let found = circles_in(&all);
+        assert!(!found.is_empty(), "{spelling}: no circle seen");
+    }
+    // The re-export case leads through m/mod.rs to m/c.rs, which names m/mod.rs's S.
+    let quiet = [
+        ("lib.rs", "mod a;\nmod b;\nmod m;\npub use a::A;\n"),
+        (
+            "a.rs",
+            "use std::fmt;\nuse vload_schema::RunFile;\npub struct A(fmt::Error);\n",
+        ),
+        (
+            "b.rs",
+            "use crate::A;\nuse crate::m::c::C;\npub struct B;\n",
+        ),
+        (
+            "m/mod.rs",
+            "mod c;\nmod d;\npub(crate) use c::C;\npub(crate) use d::D;\n",
+        ),
+        ("m/c.rs", "use super::d::D;\npub(crate) struct C(D);\n"),
+        (
+            "m/d.rs",
+            "pub(crate) struct D;\n#[cfg(test)]\nmod tests {\n    use super::super::c::C;\n}\n",
+        ),
+    ];
+    assert_eq!(circles_in(&quiet), Vec::<Vec<String>>::new());
+}
+
+/// A crate that does no I/O is caught doing some.
+#[test]
+fn io_in_a_pure_crate_is_seen() {
+    let code =
+        code_lines("fn f() {\n    let _ = std::fs::read(\"x\");\n}\n// std::net in a comment\n");
+    let found = io_in("crates/cache/src/x.rs", &code);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("crates/cache/src/x.rs:2: `std::fs`"),
+        "{found:?}"
+    );
 }
