@@ -138,7 +138,15 @@ pub struct AttackPlan {
     /// user's setting and not in the run file).
     #[doc(hidden)]
     pub driver: Driver,
+    /// An idle connection unused this long is closed ([`IDLE_CLOSE`], 5 s), so that
+    /// connections opened for a burst do not stay for the rest of the run. Not a user's
+    /// setting: the engine's tests shorten it to see a burst's connections go in seconds.
+    #[doc(hidden)]
+    pub idle_close: Duration,
 }
+
+/// How long an idle connection stays open by default ([`AttackPlan::idle_close`]).
+pub(crate) const IDLE_CLOSE: Duration = Duration::from_secs(5);
 
 /// Which driver a worker runs its connections on. Not a user's choice: the engine's tests
 /// run plain HTTP/1.1 attacks on both, so that each stays tested.
@@ -287,6 +295,7 @@ impl AttackPlan {
             start_at: None,
             expect_status: vload_schema::DEFAULT_EXPECTED.to_vec(),
             driver: Driver::Auto,
+            idle_close: IDLE_CLOSE,
         }
     }
 

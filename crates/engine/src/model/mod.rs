@@ -27,7 +27,7 @@ use crate::schedule::Schedule;
 pub(crate) use backlog::Batch;
 use budget::Budget;
 use open::Open;
-pub(crate) use open::{BATCH, Due, IDLE_REAP};
+pub(crate) use open::{BATCH, Due};
 
 /// A worker's load model (see the module's docs).
 pub(crate) struct Model {

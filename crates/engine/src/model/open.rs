@@ -26,9 +26,6 @@ const MAX_CONNECTING: u32 = 4;
 /// The timer may wake this much after a request's due time, so that one wake-up sends a few
 /// requests instead of one each (dispatch lag stays well under 200 µs).
 pub(crate) const BATCH: Duration = Duration::from_micros(20);
-/// An idle connection unused this long is closed, so that connections opened for a burst do
-/// not stay forever (drivers keep idle lanes as a stack: the busy ones stay on top).
-pub(crate) const IDLE_REAP: Duration = Duration::from_secs(5);
 
 /// The open loop's state: the schedule, the requests waiting for a connection, the lanes
 /// there are.

@@ -25,8 +25,10 @@ const END_GRACE: Duration = Duration::from_millis(100);
 pub(super) trait Dispatcher {
     /// Open loop: sends what fell due by `now` (at the window's end: what fell due in it).
     fn dispatch(&mut self, now: Instant);
-    /// Once a second: closes lanes idle too long and expires requests that waited in the
-    /// queue past their deadline.
+    /// Once a second: closes the lanes idle longer than the plan's `idle_close` at `now`
+    /// ([`Core::idle_since`]; drivers keep idle lanes as a stack, the busy ones on top, so
+    /// these are at its bottom) and expires requests that waited in the queue past their
+    /// deadline.
     fn reap(&mut self, now: Instant);
     /// The attack is stopping: lanes that wait for a request stop waiting.
     fn stop(&mut self);

@@ -86,6 +86,12 @@ impl Core {
         self.model.end_at(at);
     }
 
+    /// Lanes idle since before this, at `now`, have been idle too long (the plan's
+    /// `idle_close`) and are closed.
+    pub(crate) fn idle_since(&self, now: Instant) -> Option<Instant> {
+        now.checked_sub(self.plan.idle_close)
+    }
+
     /// Fails, as timed out, every waiting request whose deadline has passed by `now`: it
     /// could no longer be answered within --timeout of its due time.
     pub(crate) fn expire_waiting(&self, now: Instant) {

@@ -12,12 +12,14 @@ on_both_drivers! {
     fn an_impossible_rate_is_named_by_what_held_it_back() {
         let origin = origin();
         let mut p = plan(origin.addr(), "/", open(400_000.0, 50), secs(1.0));
+        // The backlog left at the end waits out the timeout: 2 s of it show the verdict.
+        p.timeout = std::time::Duration::from_secs(2);
         // hyper's client costs more per request than the origin does, so the client is
         // surely the limit; vload's lean client can outrun this origin on two shared cores.
         p.protocol = vload_engine::Protocol::Http1 {
             client: vload_engine::Client::Hyper,
         };
-        let run = attack(p);
+        let run = attack_alone(p);
         let h = &run.client_health;
         assert_ne!(h.verdict, HealthVerdict::Ok, "{:?}", h.signals);
         let waiting = h.max_thread_waiting.unwrap_or(0.0);
@@ -73,7 +75,7 @@ on_both_drivers! {
     fn a_machine_loaded_by_others_is_not_called_client_bound() {
         let origin = origin();
         let burners = Burners::start(2);
-        let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
+        let run = attack_alone(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
         drop(burners);
         let h = &run.client_health;
         assert_ne!(h.verdict, HealthVerdict::ClientBound, "{:?}", h.signals);
@@ -98,7 +100,7 @@ on_both_drivers! {
         p.protocol = vload_engine::Protocol::Http1 {
             client: vload_engine::Client::Hyper,
         };
-        let run = attack(p);
+        let run = attack_alone(p);
         let h = &run.client_health;
         if h.max_thread_busy >= 0.9 {
             // On a CPU nearly all the time: vload set the pace.
@@ -124,7 +126,7 @@ on_both_drivers! {
     #[test]
     fn a_gentle_run_is_healthy_and_says_how_busy_the_client_was() {
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/", open(200.0, 50), secs(1.0)));
+        let run = attack_alone(plan(origin.addr(), "/", open(200.0, 50), secs(1.0)));
         let h = &run.client_health;
         // vload's own load signals stay quiet; a busy machine may still be named, as the
         // machine's.
@@ -155,12 +157,10 @@ on_both_drivers! {
     #[test]
     fn the_connection_cap_is_named_as_the_cap() {
         let origin = origin();
-        let run = attack(plan(
-            origin.addr(),
-            "/?delay=50ms",
-            open(400.0, 2),
-            secs(1.0),
-        ));
+        let mut p = plan(origin.addr(), "/?delay=50ms", open(400.0, 2), secs(1.0));
+        // The queue left at the end waits out the timeout: 2 s of it show the cap.
+        p.timeout = std::time::Duration::from_secs(2);
+        let run = attack_alone(p);
         let h = &run.client_health;
         let cap = h
             .signals
@@ -237,7 +237,7 @@ on_both_drivers! {
         });
         let mut p = plan(addr, "/", open(200.0, 1_000), secs(1.5));
         p.timeout = std::time::Duration::from_secs(2);
-        let run = attack(p);
+        let run = attack_alone(p);
         let h = &run.client_health;
         let wait = h
             .signals

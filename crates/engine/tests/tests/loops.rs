@@ -8,7 +8,7 @@ on_both_drivers! {
     #[test]
     fn closed_loop_runs_clean_against_a_healthy_origin() {
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/", closed(10), secs(1.5)));
+        let run = attack_alone(plan(origin.addr(), "/", closed(10), secs(1.5)));
         let t = &run.totals;
         assert!(t.completed > 100, "{t:?}");
         assert_eq!(t.errors.len(), 0, "{:?}", t.errors);
@@ -37,7 +37,7 @@ on_both_drivers! {
     #[test]
     fn open_loop_sends_the_planned_number_of_requests() {
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/", open(2_000.0, 1_000), secs(4.0)));
+        let run = attack_alone(plan(origin.addr(), "/", open(2_000.0, 1_000), secs(4.0)));
         let t = &run.totals;
         let sent = t.sent as f64;
         assert!(
@@ -81,7 +81,7 @@ on_both_drivers! {
         let mut p = plan(origin.addr(), "/upload", closed(2), count(10));
         p.request.method = http::Method::POST;
         p.request.body = bytes::Bytes::from_static(b"hello");
-        let run = attack(p);
+        let run = attack_alone(p);
         assert_eq!(run.totals.bytes_out, 50);
         assert_eq!(run.plan.body_bytes, 5);
         assert_eq!(run.plan.method, "POST");
@@ -93,10 +93,10 @@ on_both_drivers! {
     #[test]
     fn request_count_bounds_the_attack_exactly() {
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/", closed(7), count(500)));
+        let run = attack_alone(plan(origin.addr(), "/", closed(7), count(500)));
         assert_eq!(run.totals.completed, 500);
         assert_eq!(origin.stats().requests_total, 500);
-        let run = attack(plan(origin.addr(), "/", open(5_000.0, 100), count(300)));
+        let run = attack_alone(plan(origin.addr(), "/", open(5_000.0, 100), count(300)));
         assert_eq!(run.totals.completed, 300);
     }
 }
@@ -141,7 +141,7 @@ on_both_drivers! {
     fn fixed_origin_delay_is_measured_within_the_machines_own_lateness() {
         let origin = origin();
         let (stop, probe) = lateness_probe();
-        let run = attack(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
+        let run = attack_alone(plan(origin.addr(), "/?delay=10ms", closed(20), secs(2.0)));
         let _ = stop.send(());
         let beside = probe.join().unwrap();
         let p50 = ms(quantile_ns(&run.latency.service, 0.5));
@@ -160,7 +160,7 @@ on_both_drivers! {
     fn closed_loop_obeys_littles_law() {
         // connections = throughput x mean service time, when the client adds no think time.
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/?delay=20ms", closed(10), secs(2.0)));
+        let run = attack_alone(plan(origin.addr(), "/?delay=20ms", closed(10), secs(2.0)));
         let throughput = run.totals.completed as f64 / (run.window.measured_s + run.window.wait_s);
         let mean_s = run.latency.service.moments.mean().unwrap() / 1e9;
         let l = throughput * mean_s;
@@ -168,48 +168,44 @@ on_both_drivers! {
     }
 }
 
-on_both_drivers! {
-    #[test]
-    fn poisson_arrivals_are_seeded_and_keep_the_rate() {
-        let origin = origin();
-        let load = vload_engine::Load::Open {
-            rate: vload_engine::RatePlan::constant(1_000.0),
-            arrival: vload_engine::Arrival::Poisson { seed: 7 },
-            max_connections: 100,
-        };
-        let run = attack(plan(origin.addr(), "/", load, secs(2.0)));
-        assert!(
-            (run.totals.intended as f64 - 2_000.0).abs() < 200.0,
-            "{}",
-            run.totals.intended
-        );
-        assert_eq!(run.plan.seed, Some(7));
-    }
+#[test]
+fn poisson_arrivals_are_seeded_and_keep_the_rate() {
+    let origin = origin();
+    let load = vload_engine::Load::Open {
+        rate: vload_engine::RatePlan::constant(1_000.0),
+        arrival: vload_engine::Arrival::Poisson { seed: 7 },
+        max_connections: 100,
+    };
+    let run = attack_alone(plan(origin.addr(), "/", load, secs(2.0)));
+    assert!(
+        (run.totals.intended as f64 - 2_000.0).abs() < 200.0,
+        "{}",
+        run.totals.intended
+    );
+    assert_eq!(run.plan.seed, Some(7));
 }
 
-on_both_drivers! {
-    #[test]
-    fn warmup_is_recorded_in_intervals_but_excluded_from_totals() {
-        let origin = origin();
-        let mut p = plan(origin.addr(), "/", open(500.0, 100), secs(1.0));
-        p.warmup = Duration::from_secs(1);
-        let run = attack(p);
-        assert!(
-            run.intervals[0].warmup && !run.intervals[1].warmup,
-            "{:?}",
-            run.intervals.iter().map(|i| i.warmup).collect::<Vec<_>>()
-        );
-        let measured: u64 = run
-            .intervals
-            .iter()
-            .filter(|i| !i.warmup)
-            .map(|i| i.completed)
-            .sum();
-        assert_eq!(run.totals.completed, measured);
-        assert!(run.intervals[0].completed > 400);
-        assert!(origin.stats().requests_total > run.totals.completed + 400);
-        assert!((run.window.warmup_s - 1.0).abs() < 1e-9);
-    }
+#[test]
+fn warmup_is_recorded_in_intervals_but_excluded_from_totals() {
+    let origin = origin();
+    let mut p = plan(origin.addr(), "/", open(500.0, 100), secs(1.0));
+    p.warmup = Duration::from_secs(1);
+    let run = attack_alone(p);
+    assert!(
+        run.intervals[0].warmup && !run.intervals[1].warmup,
+        "{:?}",
+        run.intervals.iter().map(|i| i.warmup).collect::<Vec<_>>()
+    );
+    let measured: u64 = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.completed)
+        .sum();
+    assert_eq!(run.totals.completed, measured);
+    assert!(run.intervals[0].completed > 400);
+    assert!(origin.stats().requests_total > run.totals.completed + 400);
+    assert!((run.window.warmup_s - 1.0).abs() < 1e-9);
 }
 
 on_both_drivers! {
@@ -218,7 +214,7 @@ on_both_drivers! {
         let origin = origin();
         let mut p = plan(origin.addr(), "/", closed(4), count(400));
         p.threads = 2;
-        let run = attack(p);
+        let run = attack_alone(p);
         assert_eq!(run.totals.completed, 400);
         assert_eq!(run.totals.connections_opened, 4);
         assert_eq!(run.plan.threads, 2);

@@ -1,8 +1,14 @@
 //! Integration tests of the engine against vload-origin on 127.0.0.1:0, one module an area.
 //!
-//! Plain HTTP/1.1 through the lean client runs on the worker's own epoll loop; the same
-//! client on tokio serves it with TLS or target files. Tests in [`on_both_drivers!`] run
-//! once on each (`Driver`, a hidden setting of the plan), so neither goes untested.
+//! Every plain-TCP HTTP/1.1 attack with the lean client runs on the worker's own epoll loop
+//! (any workload: target lists, catalogues, mixes); tokio serves TLS, HTTP/2 and hyper's
+//! client. Tests of what a driver does itself (a connection's life: connects, errors,
+//! timeouts, reaping, the stall probe behind the health word) run once on each, in
+//! [`on_both_drivers!`] (`Driver`, a hidden setting of the plan); tests of the load model,
+//! the schedule and the records, which both drivers ask the same types for, run once.
+//!
+//! Attacks take turns ([`util::serial`]): those whose checks time something run alone, the
+//! rest side by side.
 
 /// Each test twice, as `NAME::on_epoll` and `NAME::on_tokio`: every attack it makes runs on
 /// the epoll driver where that serves it, then on tokio.

@@ -31,7 +31,7 @@ on_both_drivers! {
     #[test]
     fn a_ramp_then_a_hold_sends_what_the_plan_makes_due() {
         let origin = origin();
-        let run = attack(plan(origin.addr(), "/", ramp_then_hold(), secs(4.0)));
+        let run = attack_alone(plan(origin.addr(), "/", ramp_then_hold(), secs(4.0)));
         // Each stage's requests are counted by their intended send: exact, however late sent.
         assert_eq!(run.stages.len(), 2, "{:?}", run.stages);
         assert_eq!(run.stages[0].intended, 2_000);
@@ -94,112 +94,104 @@ on_both_drivers! {
     }
 }
 
-on_both_drivers! {
-    #[test]
-    fn a_warm_up_holds_the_first_rate_in_a_stage_of_its_own() {
-        let origin = origin();
-        let mut p = plan(
-            origin.addr(),
-            "/",
-            staged(
-                vec![stage(500.0, 500.0, 1.0), stage(500.0, 1_000.0, 1.0)],
-                100,
-            ),
-            secs(2.0),
-        );
-        p.warmup = Duration::from_secs(1);
-        let run = attack(p);
-        let warm: Vec<bool> = run.stages.iter().map(|s| s.warmup).collect();
-        assert_eq!(warm, [true, false, false]);
-        let intended: Vec<u64> = run.stages.iter().map(|s| s.intended).collect();
-        assert_eq!(intended, [500, 500, 750]);
-        assert!((run.stages[1].start_s - 1.0).abs() < 1e-9);
-        // The run's totals leave the warm-up out (by the second a request was dispatched in:
-        // the one due on the warm-up's last instant may fall on either side).
-        assert!(run.totals.intended.abs_diff(1_250) <= 2, "{:?}", run.totals);
-    }
-}
-
-on_both_drivers! {
-    #[test]
-    fn an_overloaded_stage_keeps_its_slow_requests_and_shows_the_throughput_achieved() {
-        // One request at a time, 10 ms each: the server holds 100/s.
-        let origin = spawn(OriginConfig {
-            threads: Some(1),
-            concurrency: Some(1),
-            delay: Some(Duration::from_millis(10)),
-            ..OriginConfig::loopback()
-        })
-        .expect("origin starts");
-        let load = staged(
-            vec![stage(50.0, 50.0, 2.0), stage(200.0, 200.0, 2.0)],
-            1_000,
-        );
-        let run = attack(plan(origin.addr(), "/", load, secs(4.0)));
-        let (calm, overloaded) = (&run.stages[0], &run.stages[1]);
-        assert!((calm.throughput_per_s - 50.0).abs() < 5.0, "{calm:?}");
-        assert!(
-            overloaded.throughput_per_s < 130.0,
-            "a 100/s server cannot do {} during the 200/s stage",
-            overloaded.throughput_per_s
-        );
-        // Every request due in the overloaded stage is its own, answered after it ended or not.
-        assert_eq!(overloaded.intended, 400);
-        let slow = |s: &vload_schema::StageRecord| quantile_ns(&s.response, 0.9);
-        assert!(
-            slow(overloaded) > 10 * slow(calm),
-            "{} vs {}",
-            ms(slow(overloaded)),
-            ms(slow(calm))
-        );
-    }
-}
-
-on_both_drivers! {
-    #[test]
-    fn an_interrupted_plan_records_the_stages_it_reached() {
-        let origin = origin();
-        let load = staged(
-            vec![
-                stage(500.0, 500.0, 1.0),
-                stage(500.0, 500.0, 1.0),
-                stage(500.0, 500.0, 1.0),
-            ],
+#[test]
+fn a_warm_up_holds_the_first_rate_in_a_stage_of_its_own() {
+    let origin = origin();
+    let mut p = plan(
+        origin.addr(),
+        "/",
+        staged(
+            vec![stage(500.0, 500.0, 1.0), stage(500.0, 1_000.0, 1.0)],
             100,
-        );
-        let p = plan(origin.addr(), "/", load, secs(3.0));
-        let interrupt = Interrupt::new();
-        let trigger = interrupt.clone();
-        let _turn = serial();
-        let stopper = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(1_500));
-            trigger.trigger();
-        });
-        let run = vload_engine::run(p, &mut (), &interrupt).expect("attack runs");
-        stopper.join().unwrap();
-        assert!(run.interrupted);
-        assert_eq!(
-            run.stages.len(),
-            2,
-            "the third stage never began: {:?}",
-            run.stages
-        );
-        let cut = &run.stages[1];
-        assert!(cut.duration_s < 0.9, "{cut:?}");
-        assert!(cut.intended < 450, "{cut:?}");
-    }
+        ),
+        secs(2.0),
+    );
+    p.warmup = Duration::from_secs(1);
+    let run = attack_alone(p);
+    let warm: Vec<bool> = run.stages.iter().map(|s| s.warmup).collect();
+    assert_eq!(warm, [true, false, false]);
+    let intended: Vec<u64> = run.stages.iter().map(|s| s.intended).collect();
+    assert_eq!(intended, [500, 500, 750]);
+    assert!((run.stages[1].start_s - 1.0).abs() < 1e-9);
+    // The run's totals leave the warm-up out (by the second a request was dispatched in:
+    // the one due on the warm-up's last instant may fall on either side).
+    assert!(run.totals.intended.abs_diff(1_250) <= 2, "{:?}", run.totals);
 }
 
-on_both_drivers! {
-    #[test]
-    fn a_shard_takes_its_share_of_every_stage() {
-        let origin = origin();
-        let mut p = plan(origin.addr(), "/", ramp_then_hold(), secs(4.0));
-        p.shard = Some(Shard { index: 1, count: 2 });
-        let run = attack(p);
-        let intended: Vec<u64> = run.stages.iter().map(|s| s.intended).collect();
-        assert_eq!(intended, [1_000, 2_000]);
-        // Stages record the whole attack's rates; the shard record says its share.
-        assert_eq!(run.stages[1].from_rate_per_s, 2_000.0);
-    }
+#[test]
+fn an_overloaded_stage_keeps_its_slow_requests_and_shows_the_throughput_achieved() {
+    // One request at a time, 10 ms each: the server holds 100/s.
+    let origin = spawn(OriginConfig {
+        threads: Some(1),
+        concurrency: Some(1),
+        delay: Some(Duration::from_millis(10)),
+        ..OriginConfig::loopback()
+    })
+    .expect("origin starts");
+    let load = staged(
+        vec![stage(50.0, 50.0, 2.0), stage(200.0, 200.0, 2.0)],
+        1_000,
+    );
+    let run = attack_alone(plan(origin.addr(), "/", load, secs(4.0)));
+    let (calm, overloaded) = (&run.stages[0], &run.stages[1]);
+    assert!((calm.throughput_per_s - 50.0).abs() < 5.0, "{calm:?}");
+    assert!(
+        overloaded.throughput_per_s < 130.0,
+        "a 100/s server cannot do {} during the 200/s stage",
+        overloaded.throughput_per_s
+    );
+    // Every request due in the overloaded stage is its own, answered after it ended or not.
+    assert_eq!(overloaded.intended, 400);
+    let slow = |s: &vload_schema::StageRecord| quantile_ns(&s.response, 0.9);
+    assert!(
+        slow(overloaded) > 10 * slow(calm),
+        "{} vs {}",
+        ms(slow(overloaded)),
+        ms(slow(calm))
+    );
+}
+
+#[test]
+fn an_interrupted_plan_records_the_stages_it_reached() {
+    let origin = origin();
+    let load = staged(
+        vec![
+            stage(500.0, 500.0, 1.0),
+            stage(500.0, 500.0, 1.0),
+            stage(500.0, 500.0, 1.0),
+        ],
+        100,
+    );
+    let p = plan(origin.addr(), "/", load, secs(3.0));
+    let interrupt = Interrupt::new();
+    let trigger = interrupt.clone();
+    let _turn = serial();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1_500));
+        trigger.trigger();
+    });
+    let run = vload_engine::run(p, &mut (), &interrupt).expect("attack runs");
+    stopper.join().unwrap();
+    assert!(run.interrupted);
+    assert_eq!(
+        run.stages.len(),
+        2,
+        "the third stage never began: {:?}",
+        run.stages
+    );
+    let cut = &run.stages[1];
+    assert!(cut.duration_s < 0.9, "{cut:?}");
+    assert!(cut.intended < 450, "{cut:?}");
+}
+
+#[test]
+fn a_shard_takes_its_share_of_every_stage() {
+    let origin = origin();
+    let mut p = plan(origin.addr(), "/", ramp_then_hold(), secs(4.0));
+    p.shard = Some(Shard { index: 1, count: 2 });
+    let run = attack_alone(p);
+    let intended: Vec<u64> = run.stages.iter().map(|s| s.intended).collect();
+    assert_eq!(intended, [1_000, 2_000]);
+    // Stages record the whole attack's rates; the shard record says its share.
+    assert_eq!(run.stages[1].from_rate_per_s, 2_000.0);
 }

@@ -56,76 +56,74 @@ on_both_drivers! {
     }
 }
 
-on_both_drivers! {
-    #[test]
-    fn interval_log_is_standard_and_sums_to_the_run() {
-        let origin = origin();
-        // One directory a test thread: the test runs once a driver, side by side.
-        let dir = std::env::temp_dir().join(format!(
-            "vload-hlog-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("run.hlog");
-        let mut p = plan(origin.addr(), "/", open(1_000.0, 50), secs(2.5));
-        p.hlog = Some(path.clone());
-        // See #17, case 7: warm-up intervals were written untagged, so the log summed to
-        // more than the run, and the last, partial interval was written 1 s long.
-        p.warmup = Duration::from_secs(1);
-        let run = attack(p);
-        let text = std::fs::read(&path).unwrap();
-        let mut sum = vload_schema::new_histogram(&Default::default());
-        let mut tags = std::collections::BTreeSet::new();
-        let mut resp_lengths = Vec::new();
-        for entry in IntervalLogIterator::new(&text) {
-            if let LogEntry::Interval(h) = entry.expect("every line parses") {
-                let tag = h.tag().map(|t| t.as_str().to_owned()).unwrap_or_default();
-                if tag == "resp" {
-                    resp_lengths.push(h.duration().as_secs_f64());
-                    assert!(
-                        h.start_timestamp().as_secs_f64() >= 1.0,
-                        "warm-up left out: {:?}",
-                        h.start_timestamp()
-                    );
-                }
-                let bytes = base64_decode(h.encoded_histogram());
-                assert_eq!(
-                    &bytes[..4],
-                    &[0x1c, 0x84, 0x93, 0x14],
-                    "compressed V2 cookie"
+#[test]
+fn interval_log_is_standard_and_sums_to_the_run() {
+    let origin = origin();
+    // One directory a test thread: the test runs once a driver, side by side.
+    let dir = std::env::temp_dir().join(format!(
+        "vload-hlog-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.hlog");
+    let mut p = plan(origin.addr(), "/", open(1_000.0, 50), secs(2.5));
+    p.hlog = Some(path.clone());
+    // See #17, case 7: warm-up intervals were written untagged, so the log summed to
+    // more than the run, and the last, partial interval was written 1 s long.
+    p.warmup = Duration::from_secs(1);
+    let run = attack_alone(p);
+    let text = std::fs::read(&path).unwrap();
+    let mut sum = vload_schema::new_histogram(&Default::default());
+    let mut tags = std::collections::BTreeSet::new();
+    let mut resp_lengths = Vec::new();
+    for entry in IntervalLogIterator::new(&text) {
+        if let LogEntry::Interval(h) = entry.expect("every line parses") {
+            let tag = h.tag().map(|t| t.as_str().to_owned()).unwrap_or_default();
+            if tag == "resp" {
+                resp_lengths.push(h.duration().as_secs_f64());
+                assert!(
+                    h.start_timestamp().as_secs_f64() >= 1.0,
+                    "warm-up left out: {:?}",
+                    h.start_timestamp()
                 );
-                let decoded: hdrhistogram::Histogram<u64> = Deserializer::new()
-                    .deserialize(&mut bytes.as_slice())
-                    .unwrap();
-                if tag == "resp" {
-                    sum.add(&decoded).unwrap();
-                }
-                tags.insert(tag);
             }
+            let bytes = base64_decode(h.encoded_histogram());
+            assert_eq!(
+                &bytes[..4],
+                &[0x1c, 0x84, 0x93, 0x14],
+                "compressed V2 cookie"
+            );
+            let decoded: hdrhistogram::Histogram<u64> = Deserializer::new()
+                .deserialize(&mut bytes.as_slice())
+                .unwrap();
+            if tag == "resp" {
+                sum.add(&decoded).unwrap();
+            }
+            tags.insert(tag);
         }
-        assert_eq!(
-            tags.into_iter().collect::<Vec<_>>(),
-            ["hiccup", "lag", "resp", "svc"]
-        );
-        assert_eq!(
-            sum,
-            run.latency.response.unwrap().histogram.decode().unwrap()
-        );
-        let last = run.intervals.last().unwrap().duration_s;
-        assert!(last < 0.99, "the run ends mid-second: {last}");
-        assert_eq!(resp_lengths.len(), 3, "{resp_lengths:?}");
-        assert!(
-            resp_lengths[..2].iter().all(|l| *l == 1.0),
-            "{resp_lengths:?}"
-        );
-        assert!(
-            (resp_lengths[2] - last).abs() < 0.0015,
-            "the last interval is {last} s long, the log says {}",
-            resp_lengths[2]
-        );
-        std::fs::remove_dir_all(dir).unwrap();
     }
+    assert_eq!(
+        tags.into_iter().collect::<Vec<_>>(),
+        ["hiccup", "lag", "resp", "svc"]
+    );
+    assert_eq!(
+        sum,
+        run.latency.response.unwrap().histogram.decode().unwrap()
+    );
+    let last = run.intervals.last().unwrap().duration_s;
+    assert!(last < 0.99, "the run ends mid-second: {last}");
+    assert_eq!(resp_lengths.len(), 3, "{resp_lengths:?}");
+    assert!(
+        resp_lengths[..2].iter().all(|l| *l == 1.0),
+        "{resp_lengths:?}"
+    );
+    assert!(
+        (resp_lengths[2] - last).abs() < 0.0015,
+        "the last interval is {last} s long, the log says {}",
+        resp_lengths[2]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {
@@ -139,24 +137,22 @@ fn base64_decode(s: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(s).unwrap()
 }
 
-on_both_drivers! {
-    #[test]
-    fn memory_stays_flat_because_intervals_hold_histograms_not_samples() {
-        // 10x the requests must not make the run file 10x larger.
-        let origin = origin();
-        let small = attack(plan(origin.addr(), "/", open(200.0, 50), secs(2.0)))
-            .to_json()
-            .len();
-        let large = attack(plan(origin.addr(), "/", open(2_000.0, 50), secs(2.0)))
-            .to_json()
-            .len();
-        // Samples would make it about 10x; histograms grow only with the latencies' spread,
-        // which a loaded machine widens (2.0x beside stress-ng at load 13, under 2x quiet).
-        assert!(
-            (large as f64) < small as f64 * 5.0,
-            "{small} vs {large} bytes"
-        );
-    }
+#[test]
+fn memory_stays_flat_because_intervals_hold_histograms_not_samples() {
+    // 10x the requests must not make the run file 10x larger.
+    let origin = origin();
+    let small = attack_alone(plan(origin.addr(), "/", open(200.0, 50), secs(2.0)))
+        .to_json()
+        .len();
+    let large = attack_alone(plan(origin.addr(), "/", open(2_000.0, 50), secs(2.0)))
+        .to_json()
+        .len();
+    // Samples would make it about 10x; histograms grow only with the latencies' spread,
+    // which a loaded machine widens (2.0x beside stress-ng at load 13, under 2x quiet).
+    assert!(
+        (large as f64) < small as f64 * 5.0,
+        "{small} vs {large} bytes"
+    );
 }
 
 on_both_drivers! {

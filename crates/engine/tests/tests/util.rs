@@ -56,6 +56,12 @@ thread_local! {
     static DRIVER: Cell<Driver> = const { Cell::new(Driver::Auto) };
 }
 
+/// The driver this thread's attacks run on: a test that attacks from threads of its own
+/// sets it on their plans.
+pub(crate) fn driver() -> Driver {
+    DRIVER.get()
+}
+
 /// Runs `test` with its attacks on `driver`.
 pub(crate) fn on_driver(driver: Driver, test: impl FnOnce()) {
     DRIVER.set(driver);
@@ -63,14 +69,33 @@ pub(crate) fn on_driver(driver: Driver, test: impl FnOnce()) {
     DRIVER.set(Driver::Auto);
 }
 
-/// Load tests take turns: on a two-core machine, parallel attacks would measure each other.
-pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A turn alone: a test that times something (a latency, a rate kept, the health word) holds
+/// it while it runs, so that no other attack of the suite shares the two cores with it.
+pub(crate) fn serial() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TURNS
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Runs the plan and checks that the run file survives a round trip.
+/// A shared turn: attacks whose checks hold whatever else runs (counts, the ledger, framing,
+/// errors) run side by side, and never beside a test in [`serial`]'s turn.
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    TURNS
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs the plan beside other tests' attacks and checks that the run file survives a round
+/// trip.
 pub(crate) fn attack(plan: AttackPlan) -> RunFile {
+    let _turn = shared();
+    attack_in_turn(plan)
+}
+
+/// [`attack`] alone: for a test whose checks time something.
+pub(crate) fn attack_alone(plan: AttackPlan) -> RunFile {
     let _turn = serial();
     attack_in_turn(plan)
 }

@@ -400,10 +400,12 @@ impl Dispatcher for Direct<'_> {
         Direct::dispatch(self, now);
     }
 
-    /// Closes the lanes idle longer than [`IDLE_REAP`](crate::model::IDLE_REAP), the oldest
-    /// idle ones.
+    /// Closes the lanes idle too long ([`Core::idle_since`](super::shared::Core::idle_since)), the oldest idle ones.
     fn reap(&mut self, now: Instant) {
-        for i in self.pool.take_stale(&self.slots, now) {
+        let Some(idle_since) = self.core.idle_since(now) else {
+            return;
+        };
+        for i in self.pool.take_stale(&self.slots, idle_since) {
             let act = self.slots[i].lane.stop(self.core);
             self.act(i, act);
         }

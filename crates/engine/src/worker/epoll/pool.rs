@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use super::slot::Slot;
 use crate::job::Job;
-use crate::model::IDLE_REAP;
 use crate::worker::lane::Phase;
 
 /// The loop's slots, by what they are doing.
@@ -63,15 +62,15 @@ impl Pool {
         std::mem::take(&mut self.idle)
     }
 
-    /// The idle slots unused longer than [`IDLE_REAP`] at `now`: the oldest idle ones, at the
-    /// bottom of the stack.
-    pub(super) fn take_stale(&mut self, slots: &[Slot], now: Instant) -> Vec<usize> {
+    /// The idle slots unused since before `idle_since`: the oldest idle ones, at the bottom
+    /// of the stack.
+    pub(super) fn take_stale(&mut self, slots: &[Slot], idle_since: Instant) -> Vec<usize> {
         let stale = self
             .idle
             .iter()
             .take_while(|&&i| {
                 matches!(slots[i].lane.phase(), Phase::Idle(since)
-                    if now.saturating_duration_since(*since) > IDLE_REAP)
+                    if *since < idle_since)
             })
             .count();
         self.idle.drain(..stale).collect()

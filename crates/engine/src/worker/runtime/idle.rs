@@ -7,7 +7,6 @@ use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use crate::job::Job;
-use crate::model::IDLE_REAP;
 use crate::protocol::{Conn, Link};
 
 /// What an idle lane's wait gave it.
@@ -74,18 +73,14 @@ impl IdlePool {
         }
     }
 
-    /// The lanes idle longer than [`IDLE_REAP`] stop waiting: the oldest idle ones, at the
+    /// The lanes idle since before `idle_since` stop waiting: the oldest idle ones, at the
     /// bottom of the stack.
-    pub(super) fn reap(&self, now: Instant) {
+    pub(super) fn reap(&self, idle_since: Instant) {
         let stale = {
             let mut idle = self.idle.borrow_mut();
             let old = idle
                 .iter()
-                .take_while(|w| {
-                    w.since
-                        .get()
-                        .is_some_and(|t| now.saturating_duration_since(t) > IDLE_REAP)
-                })
+                .take_while(|w| w.since.get().is_some_and(|t| t < idle_since))
                 .count();
             idle.drain(..old).collect::<Vec<_>>()
         };

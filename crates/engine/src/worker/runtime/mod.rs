@@ -162,7 +162,9 @@ impl<L: Link> Dispatcher for Tasks<L> {
     }
 
     fn reap(&mut self, now: Instant) {
-        self.0.idle.reap(now);
+        if let Some(idle_since) = self.0.core.idle_since(now) {
+            self.0.idle.reap(idle_since);
+        }
         self.0.core.expire_waiting(now);
     }
 
