@@ -2,7 +2,7 @@ use super::util::*;
 
 /// Two short open-loop runs against one origin: `fast` with 1 ms delay, `slow` with 3 ms.
 fn two_runs(dir: &Scratch) -> (std::path::PathBuf, std::path::PathBuf) {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let fast = dir.path("fast.json");
     let slow = dir.path("slow.json");
@@ -230,7 +230,7 @@ fn report_refuses_a_run_twice_and_two_servers_silently() {
     let dir = Scratch::new("merge-refusals");
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
     {
-        let _turn = serial();
+        let _turn = shared();
         let (one, two) = (origin(), origin());
         for (path, origin) in [(&a, &one), (&b, &two)] {
             run(
@@ -276,10 +276,15 @@ fn a_sweep_that_finds_nothing_still_writes_its_file() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let _turn = serial();
+    let _turn = shared();
     let o = run(
         vload()
-            .args(["sweep", &format!("http://{refused}/"), "--rates", "100,200"])
+            .args([
+                "sweep",
+                &format!("http://{refused}/"),
+                "--rates",
+                "1000,2000",
+            ])
             .args(["--stage", "1s", "--warmup", "0s", "--slo", "p99<1s"])
             .args(["--no-progress", "-o"])
             .arg(&file),

@@ -155,7 +155,7 @@ fn malformed_urls_and_flags_are_one_clear_line() {
 
 #[test]
 fn an_unreachable_server_is_an_error_but_the_run_is_kept() {
-    let _turn = serial();
+    let _turn = shared();
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -313,7 +313,7 @@ fn harmless_spellings_of_other_tools_run_with_a_note() {
 /// stored the password twice in the run file; a non-ASCII path went on the wire raw.
 #[test]
 fn credentials_in_a_url_become_basic_auth_and_never_reach_the_run_file() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("userinfo");
     let out = dir.path("run.json");

@@ -1,11 +1,11 @@
 //! Breakdowns through the CLI: by host and class of a catalogue, in the report and the run
 //! file, kept exactly through a merge; bad `--class` flags are one clear line.
 
-use crate::util::{Scratch, read_run, run, serial, stderr, stdout, vload};
+use crate::util::{Scratch, read_run, run, shared, stderr, stdout, vload};
 
 #[test]
 fn a_catalogue_over_three_hosts_is_broken_down_by_host_and_class_and_merges_exactly() {
-    let _serial = serial();
+    let _turn = shared();
     let dir = Scratch::new("breakdowns");
     let attack = |seed: &str, file: &str| {
         let o = run(

@@ -1,11 +1,11 @@
 //! `--catalogue` against the built-in origin: what is asked is what is served, the run file
 //! keeps the catalogue and its model, and bad flags are one clear line.
 
-use crate::util::{Scratch, read_run, run, serial, stderr, vload};
+use crate::util::{Scratch, read_run, run, shared, stderr, vload};
 
 #[test]
 fn a_catalogue_is_served_as_it_says_and_recorded_with_its_model() {
-    let _serial = serial();
+    let _turn = shared();
     let dir = Scratch::new("catalogue");
     let out = |name: &str| dir.path(name);
     let attack = |seed: &str, file: &str| {
@@ -141,7 +141,7 @@ fn bad_catalogue_flags_are_one_clear_line() {
 
 #[test]
 fn a_warm_up_until_warm_refuses_a_server_that_never_says_hit_or_miss() {
-    let _serial = serial();
+    let _turn = shared();
     // The built-in origin sends no cache headers: after 5 s the warm-up says why it cannot
     // settle, in one line, and nothing is measured.
     let o = run(
@@ -168,7 +168,7 @@ fn a_warm_up_until_warm_refuses_a_server_that_never_says_hit_or_miss() {
 
 #[test]
 fn a_warm_up_of_one_pass_asks_each_target_once_before_the_attack() {
-    let _serial = serial();
+    let _turn = shared();
     let dir = Scratch::new("warm-pass");
     let list = dir.path("list.txt");
     std::fs::write(

@@ -7,7 +7,7 @@ use super::util::*;
 
 #[test]
 fn fail_if_exits_1_naming_each_crossed_threshold_and_0_when_they_hold() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("fail-if");
     let out = dir.path("run.json");
@@ -70,7 +70,7 @@ fn fail_if_exits_1_naming_each_crossed_threshold_and_0_when_they_hold() {
 
 #[test]
 fn a_run_file_piped_from_attack_into_report_reads_back() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     // `-o -`: the run file on stdout, the report on stderr.
     let o = run(
@@ -154,7 +154,7 @@ fn rates_and_flags_as_other_tools_spell_them() {
 
 #[test]
 fn a_start_time_in_the_past_is_refused_or_with_shards_warned() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let past = humantime::format_rfc3339_seconds(
         std::time::SystemTime::now() - std::time::Duration::from_secs(600),
@@ -364,7 +364,7 @@ fn the_progress_line_fits_a_narrow_terminal_and_is_off_in_a_pipe() {
 /// or in a pipe.
 #[test]
 fn colour_on_a_terminal_only_and_never_with_no_color() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("colour");
     let file = dir.path("run.json");
@@ -419,7 +419,7 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
 /// the exit code go by it.
 #[test]
 fn a_gate_fails_a_run_that_did_not_succeed() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("gate");
     let url = format!("{}?status=404", origin.url());

@@ -9,7 +9,7 @@ use super::util::*;
 /// origin, and the real server got nothing while the report said 100% success.
 #[test]
 fn targets_with_absolute_urls_go_where_they_say() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("aim");
     let targets = dir.path("targets.http");
@@ -52,7 +52,7 @@ fn targets_with_absolute_urls_go_where_they_say() {
 /// origin anyway (idle) and wrote its random URL into the plan.
 #[test]
 fn a_replayed_log_with_connect_to_goes_to_that_address() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("replay");
     let log = dir.path("access.log");
@@ -154,7 +154,7 @@ fn a_port_above_65535_is_refused() {
 /// See #17, case 10: on a full disk the whole attack was lost and a temporary file left.
 #[test]
 fn a_run_file_that_cannot_be_written_is_saved_elsewhere_after_the_report() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("full");
     // /dev/full fails every write with "No space left on device".
@@ -197,7 +197,7 @@ fn a_run_file_that_cannot_be_written_is_saved_elsewhere_after_the_report() {
 /// temporary file behind, and when no copy can be saved either, says so.
 #[test]
 fn a_failed_write_removes_its_temporary_file() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("fsize");
     let out = dir.path("run.json");
@@ -234,7 +234,7 @@ fn a_failed_write_removes_its_temporary_file() {
 /// See #17, case 11: `-o /dev/full` as root replaced the device with a regular file.
 #[test]
 fn links_fifos_and_devices_are_written_through_not_replaced() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("special");
     let target = dir.path("archive.json");
@@ -367,7 +367,7 @@ fn impossible_sizes_are_refused_naming_the_limit() {
 /// See #17, case 16: every command handles a run with no success, no request, one.
 #[test]
 fn report_compare_and_plot_handle_empty_and_tiny_runs() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("tiny");
     let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -433,7 +433,7 @@ fn report_compare_and_plot_handle_empty_and_tiny_runs() {
 /// were reported as if valid.
 #[test]
 fn hostile_and_contradictory_run_files_are_refused_naming_the_field() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("hostile");
     let good = dir.path("good.json");
@@ -530,7 +530,7 @@ fn flate2_compress(bytes: &[u8]) -> Vec<u8> {
 /// See #17, case 18: a label or a server's bytes could retitle the terminal.
 #[test]
 fn control_characters_never_reach_the_terminal() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let o = run(
         vload()

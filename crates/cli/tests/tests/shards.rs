@@ -26,7 +26,7 @@ fn start_at(seconds_ahead: u64) -> String {
 
 #[test]
 fn four_shard_processes_merge_exactly() {
-    let _serial = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("shards");
     let list: String = (0..400).map(|i| format!("/obj/{i}\n")).collect();

@@ -68,10 +68,19 @@ pub(crate) fn signal(child: &Child, signal: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
 }
 
-/// Load tests take turns: on two cores, parallel attacks would measure each other.
-pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A turn alone: a test that times something (a rate kept, a self-check's verdict, a sweep's
+/// capacity, a signal's effect) holds it, so that no other attack of the suite shares the two
+/// cores with it.
+pub(crate) fn serial() -> std::sync::RwLockWriteGuard<'static, ()> {
+    TURNS.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A shared turn: attacks whose checks hold whatever else runs (counts, merges, files,
+/// refusals, what reaches the origin) run side by side, never beside a test alone.
+pub(crate) fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    TURNS.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Waits for a child to exit, killing it (and failing) after `limit`.

@@ -2,7 +2,7 @@ use super::util::*;
 
 #[test]
 fn a_url_list_without_a_url_goes_to_the_builtin_origin() {
-    let _turn = serial();
+    let _turn = shared();
     let dir = Scratch::new("urls");
     let list = dir.path("paths.txt");
     // Only paths: nothing names a server, so the built-in origin serves them.
@@ -42,7 +42,7 @@ fn a_url_list_without_a_url_goes_to_the_builtin_origin() {
 
 #[test]
 fn connect_to_and_requests_per_connection_reach_the_origin() {
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let dir = Scratch::new("connect");
     let out = dir.path("run.json");
@@ -175,7 +175,7 @@ fn bad_workload_input_is_one_clear_line() {
 #[test]
 fn targets_come_from_stdin_or_a_pipe() {
     use std::io::Write as _;
-    let _turn = serial();
+    let _turn = shared();
     let origin = origin();
     let mut pids = Vec::new();
     let dir = Scratch::new("stdin-targets");

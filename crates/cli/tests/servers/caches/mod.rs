@@ -1,7 +1,7 @@
 //! End-to-end tests against real caches other than Varnish (nginx's proxy_cache, HAProxy's
 //! cache, Squid), each set up from `servers/` in front of vload origin on loopback: the
 //! server's own counters agree with vload's counts and the origin's, and `vload compare`
-//! carries the server's rows. Varnish's are in tests/varnish. A server that is not installed
+//! carries the server's rows. Varnish's are in the varnish module. A server that is not installed
 //! skips its test with a line, or fails it under CI (VLOAD_REQUIRE_CACHES).
 
 mod stack;
@@ -41,7 +41,6 @@ fn counts_agree(server: &str) {
     if !have(server, &format!("{server}_counts_agree")) {
         return;
     }
-    let _serial = serial();
     let cache = Cache::start(server, 64);
     let out = cache.dir.join("run.json");
     // Long enough for whole seconds, which the charts draw.
@@ -130,7 +129,6 @@ fn two_caches_are_compared_on_their_own_counts() {
     {
         return;
     }
-    let _serial = serial();
     let dir = tempdir();
     let mut files = Vec::new();
     for (server, mb) in [("haproxy", 1), ("squid", 64)] {
@@ -185,7 +183,6 @@ fn tempdir() -> std::path::PathBuf {
 /// command: SERVER_STATS reads, and nothing is left listening.
 #[test]
 fn servers_run_sh_starts_each_cache_and_stops_it() {
-    let _serial = serial();
     for server in ["nginx", "haproxy", "squid"] {
         if !have(server, "servers_run_sh_starts_each_cache_and_stops_it") {
             continue;

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use vload_origin::{OriginConfig, OriginHandle, spawn};
@@ -11,12 +10,6 @@ use vload_schema::RunFile;
 /// The repository's root (this crate is crates/cli).
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// One attack at a time: on two cores, parallel attacks would measure each other.
-pub(crate) fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The server's program: nginx, haproxy or squid, in PATH or /usr/sbin.

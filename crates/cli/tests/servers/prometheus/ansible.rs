@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use vload_schema::RunFile;
 
-use crate::server::{Prometheus, have_prometheus};
+use super::server::{Prometheus, have_prometheus};
 
 /// Generators in the lab, one shard each.
 const SHARDS: usize = 3;

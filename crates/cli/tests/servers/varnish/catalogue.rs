@@ -4,14 +4,14 @@
 use vload_cache::model::{Load, predict};
 use vload_cache::{Capacity, Catalogue};
 
-use super::stack::{Stack, counter, have_varnish, read_run, serial, vload, vload_span};
+use super::stack::{Stack, counter, have_varnish, read_run, shared, vload, vload_span};
 
 #[test]
 fn a_zipf_catalogue_hits_what_an_lru_of_varnishs_size_would() {
     if !have_varnish("a_zipf_catalogue_hits_what_an_lru_of_varnishs_size_would") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     // 5,000 objects of 4 KiB (20 MiB) in 8 MiB of malloc storage: Varnish must evict.
     let stack = Stack::with_storage("catalogue.vcl", "8m");
     let out = stack.dir.join("catalogue.json");
@@ -107,7 +107,7 @@ fn ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand() {
     if !have_varnish("ten_purges_under_2000_a_second_cost_about_ten_fetches_not_a_thousand") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     // 100 objects fit the cache: after the warm-up every request hits, but for the purged.
     let stack = Stack::start("catalogue.vcl");
     let out = stack.dir.join("purges.json");
@@ -178,7 +178,7 @@ fn a_warm_up_until_the_hit_ratio_holds_still_ends_when_warm() {
     if !have_varnish("a_warm_up_until_the_hit_ratio_holds_still_ends_when_warm") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let stack = Stack::start("catalogue.vcl");
     let out = stack.dir.join("warm.json");
     let report = vload(&[
@@ -227,7 +227,7 @@ fn a_warm_up_of_one_pass_asks_every_object_once() {
     if !have_varnish("a_warm_up_of_one_pass_asks_every_object_once") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let stack = Stack::start("catalogue.vcl");
     let out = stack.dir.join("pass.json");
     let report = vload(&[

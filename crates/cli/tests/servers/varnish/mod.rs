@@ -10,14 +10,14 @@ use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use stack::{Stack, counter, have_varnish, read_run, root, serial, vload, vload_span};
+use stack::{Stack, counter, have_varnish, read_run, root, serial, shared, vload, vload_span};
 
 #[test]
 fn hello_vcl_hits_after_warmup_with_exactly_one_backend_request() {
     if !have_varnish("hello_vcl_hits_after_warmup_with_exactly_one_backend_request") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let stack = Stack::start("hello.vcl");
     let out = stack.dir.join("hello.json");
     let report = vload(&[
@@ -82,7 +82,7 @@ fn a_thousand_urls_in_three_passes_miss_once_each_then_only_hit() {
     if !have_varnish("a_thousand_urls_in_three_passes_miss_once_each_then_only_hit") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let stack = Stack::start("hello.vcl");
     let urls = stack.dir.join("urls.txt");
     let list: String = (0..1000).map(|i| format!("/obj/{i}\n")).collect();
@@ -138,7 +138,7 @@ fn hitmiss_vcl_says_miss_then_hit_and_vload_agrees() {
     if !have_varnish("hitmiss_vcl_says_miss_then_hit_and_vload_agrees") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let stack = Stack::start("hitmiss.vcl");
     assert!(get_headers(&stack.addr, "/a").contains("x-cache: miss"));
     assert!(get_headers(&stack.addr, "/a").contains("x-cache: hit"));
@@ -281,7 +281,7 @@ fn run_sh_starts_the_stack_and_tears_it_down() {
     if !have_varnish("run_sh_starts_the_stack_and_tears_it_down") {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let dir = std::env::temp_dir().join(format!("vload-run-sh-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("run.json");

@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::MutexGuard;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use vload_origin::{OriginConfig, OriginHandle, spawn};
@@ -37,10 +37,18 @@ pub(crate) fn have_varnish(test: &str) -> bool {
     false
 }
 
-/// One attack at a time: on two cores, parallel attacks would measure each other.
-pub(crate) fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+static TURNS: RwLock<()> = RwLock::new(());
+
+/// A turn alone, for a test that compares what two setups cost the server's CPU: no other
+/// Varnish test runs beside it.
+pub(crate) fn serial() -> RwLockWriteGuard<'static, ()> {
+    TURNS.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A shared turn: tests whose checks are counts (hits, misses, backend fetches, what the
+/// model predicts) run side by side, each with a varnishd and an origin of its own.
+pub(crate) fn shared() -> RwLockReadGuard<'static, ()> {
+    TURNS.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// vload-origin and varnishd with one VCL from `vcl/`, both on loopback; both stop on drop.
