@@ -8,6 +8,7 @@
 #           a new TLS connection for every request
 # Prints req/s, client CPU µs per request (user+sys from /usr/bin/time) and peak RSS.
 #   bash benches/peers/protocols.sh [ROUNDS] [SECONDS]     defaults: 3 rounds, 5 s
+#   VLOAD=PATH runs that vload binary (another build, to compare two) instead of this tree's.
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}
 source "$(dirname "$0")/lib.sh"
@@ -16,10 +17,11 @@ for tool in wrk h2load nginx openssl /usr/bin/time; do
 done
 cargo build --release -q -p vload -p vload-origin --manifest-path "$top/Cargo.toml"
 host_info
+[[ -z ${VLOAD:-} ]] || echo "vload binary: $VLOAD"
 start_origin 18111
 start_nginx_tls 18112
 h2c=http://127.0.0.1:18111/ tls=https://127.0.0.1:18112/
-vload=("$top/target/release/vload" attack -t 1 -d "${secs}s" --no-progress -o "$tmp/run.json")
+vload=("${VLOAD:-$top/target/release/vload}" attack -t 1 -d "${secs}s" --no-progress -o "$tmp/run.json")
 
 # measure CASE TOOL COMMAND...: appends "case tool req_per_s requests cpu_s rss_kb".
 measure() {

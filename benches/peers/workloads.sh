@@ -43,9 +43,12 @@ case $server in
     "${on_server[@]}" "$top/target/release/vload-origin" --listen 127.0.0.1:18098 --threads 1 >/dev/null & pids+=($!)
     wait_port 18098
     sed 's/\.port = "8081"/.port = "18098"/' "$top/vcl/catalogue.vcl" > "$tmp/catalogue.vcl"
+    # varnishd compiles the VCL and keeps its working directory as its own unprivileged user.
+    chmod 755 "$tmp"; chmod 644 "$tmp/catalogue.vcl"
     "${on_server[@]}" varnishd -F -f "$tmp/catalogue.vcl" -a "127.0.0.1:$port" -n "$tmp/varnish" -s malloc,256m \
         -p thread_pools=1 > "$tmp/varnishd.log" 2>&1 & pids+=($!)
     for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "varnishd did not start:" >&2; cat "$tmp/varnishd.log" >&2; exit 1; }
     url="http://127.0.0.1:$port/" ;;
   *) echo "usage: workloads.sh [nginx|varnish] [CONNECTIONS] [SECONDS] [ROUNDS] [VLOAD]" >&2; exit 2 ;;
 esac
@@ -68,7 +71,10 @@ round() {
     [[ -s $tmp/run.json ]] || { echo "workloads.sh: $1 at $2 connections wrote no run file:" >&2; cat "$tmp/err" >&2; exit 1; }
     python3 -c "
 import json, sys; r = json.load(open(sys.argv[1])); w = r['window']
-print(r['totals']['completed'], w['measured_s'] + w['wait_s'], *open(sys.argv[2]).read().split())" "$tmp/run.json" "$tmp/time"
+t = r['totals']
+if t['errors'] or not t['status_codes'] or any(not c.startswith('2') for c in t['status_codes']):
+    sys.exit('not every request got a 2xx: %s %s' % (t['status_codes'], list(t['errors'])))
+print(r['totals']['completed'], w['measured_s'] + w['wait_s'], *open(sys.argv[2]).read().split('\n')[-2].split())" "$tmp/run.json" "$tmp/time"
 }
 # Warm the cache (varnish) and the page cache, unmeasured.
 for w in plain list catalogue mix; do secs=2 round "$w" 50 > /dev/null; done
