@@ -6,5 +6,6 @@
 //! the machine does.
 
 mod caches;
+mod common;
 mod prometheus;
 mod varnish;

@@ -1,16 +1,12 @@
 //! nginx, HAProxy or Squid in front of vload origin, set up from `servers/`, on loopback.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use vload_origin::{OriginConfig, OriginHandle, spawn};
-use vload_schema::RunFile;
+pub(crate) use crate::common::{read_run, root, vload};
 
-/// The repository's root (this crate is crates/cli).
-pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use vload_origin::{OriginConfig, OriginHandle, spawn};
 
 /// The server's program: nginx, haproxy or squid, in PATH or /usr/sbin.
 fn program(server: &str) -> Option<PathBuf> {
@@ -196,25 +192,4 @@ impl Drop for Cache {
         let _ = self.server.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// Runs vload (`--no-progress` on attacks); it must succeed.
-pub(crate) fn vload(args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vload"));
-    command.args(args);
-    if args[0] == "attack" {
-        command.arg("--no-progress");
-    }
-    let output = command.stdin(Stdio::null()).output().unwrap();
-    assert!(
-        output.status.success(),
-        "vload {args:?}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-pub(crate) fn read_run(path: &Path) -> RunFile {
-    RunFile::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -8,26 +8,14 @@ use std::time::{Duration, Instant};
 
 /// True when prometheus can run here; otherwise says why the test is skipped, or fails
 /// under CI.
-#[allow(clippy::print_stderr, reason = "a skipped test says so")]
 pub(crate) fn have_prometheus(test: &str) -> bool {
-    let found = Command::new("prometheus")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return true;
-    }
-    let required = ["CI", "VLOAD_REQUIRE_PROMETHEUS"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty() && v != "0" && v != "false"));
-    assert!(
-        !required,
-        "{test}: prometheus is not installed, and CI requires this test (apt-get install -y prometheus)"
-    );
-    eprintln!("SKIPPED {test}: prometheus is not installed (apt-get install -y prometheus)");
-    false
+    crate::common::installed(
+        "prometheus",
+        "--version",
+        "VLOAD_REQUIRE_PROMETHEUS",
+        "prometheus",
+        test,
+    )
 }
 
 /// A port free on 127.0.0.1 a moment ago.

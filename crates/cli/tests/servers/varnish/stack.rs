@@ -2,39 +2,18 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
+
+pub(crate) use crate::common::{read_run, root, vload};
 
 use vload_origin::{OriginConfig, OriginHandle, spawn};
 use vload_schema::RunFile;
 
-/// The repository's root (this crate is crates/cli).
-pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// True when varnishd can run here; otherwise says why the test is skipped, or fails under CI.
-#[allow(clippy::print_stderr, reason = "a skipped test says so")]
 pub(crate) fn have_varnish(test: &str) -> bool {
-    let found = Command::new("varnishd")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return true;
-    }
-    let required = ["CI", "VLOAD_REQUIRE_VARNISH"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty() && v != "0" && v != "false"));
-    assert!(
-        !required,
-        "{test}: varnishd is not installed, and CI requires these tests (apt-get install -y varnish)"
-    );
-    eprintln!("SKIPPED {test}: varnishd is not installed (apt-get install -y varnish)");
-    false
+    crate::common::installed("varnishd", "-V", "VLOAD_REQUIRE_VARNISH", "varnish", test)
 }
 
 static TURNS: RwLock<()> = RwLock::new(());
@@ -174,26 +153,6 @@ impl Drop for Stack {
 pub(crate) fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-pub(crate) fn vload(args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_vload"));
-    command.args(args);
-    if args[0] == "attack" {
-        command.arg("--no-progress");
-    }
-    let output = command.stdin(Stdio::null()).output().unwrap();
-    assert!(
-        output.status.success(),
-        "vload {args:?}: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-pub(crate) fn read_run(path: &Path) -> RunFile {
-    RunFile::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The counter `name` of the run's Varnish record.
