@@ -19,6 +19,7 @@ mod peers;
 mod progress;
 mod purge;
 mod server;
+mod side;
 mod signals;
 mod stable;
 mod sweep;

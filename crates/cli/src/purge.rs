@@ -3,19 +3,32 @@
 //! apart from the load. A burst is sent when the collector records the interval that ends
 //! at its time, so each burst begins on a second's boundary and its effect shows in the
 //! seconds that follow it (the report's hit-ratio dip, extra misses and refill time).
+//!
+//! A purge target that is slow, silent or trickles costs its bursts, never the run: a purge
+//! ends by [`PURGE_BOUND`], a burst by its period or [`BURST_BOUND`], and the run's end waits
+//! for the last burst at most [`FINISH_BOUND`].
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::mpsc;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use vload_engine::AttackPlan;
 use vload_schema::{Interval, PurgeBurst, PurgeRecord};
 
-/// How long one purge may take before it counts as an error.
-const TIMEOUT: Duration = Duration::from_secs(5);
+use crate::side::{self, Deadline};
+
+/// The whole of one purge, connect to the answer's last byte, before it counts as an error.
+const PURGE_BOUND: Duration = Duration::from_secs(2);
+
+/// The longest a burst may take (or its period, if shorter): purges it has not sent by then
+/// are counted unsent, so a slow or silent target never makes bursts queue up behind it.
+const BURST_BOUND: Duration = Duration::from_secs(5);
+
+/// How long the end of the run waits for the last burst before it stops it.
+const FINISH_BOUND: Duration = Duration::from_secs(2);
 
 /// What to purge and how.
 #[derive(Debug, Clone)]
@@ -23,14 +36,23 @@ pub(crate) struct PurgeSpec {
     pub(crate) every: Duration,
     pub(crate) objects: u64,
     pub(crate) method: String,
+    /// `Name: value`, checked to hold no control character.
     pub(crate) header: Option<String>,
+}
+
+/// What the bursts' thread shares: the bursts done, and the word to stop.
+#[derive(Default)]
+struct Shared {
+    bursts: Mutex<Vec<PurgeBurst>>,
+    stop: AtomicBool,
 }
 
 /// The bursts' thread and when the next one is due.
 pub(crate) struct Purger {
     spec: PurgeSpec,
     to_thread: Option<mpsc::Sender<(f64, Instant)>>,
-    thread: Option<JoinHandle<Vec<PurgeBurst>>>,
+    thread: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
     next_s: f64,
     end_s: f64,
 }
@@ -65,14 +87,24 @@ impl Purger {
             .collect();
         let (tx, rx) = mpsc::channel::<(f64, Instant)>();
         let to = plan.connect_to;
-        let thread = std::thread::Builder::new()
-            .name("vload-purge".into())
-            .spawn(move || {
-                rx.iter()
-                    .map(|(boundary, asked)| burst(to, &requests, boundary, asked))
-                    .collect()
-            })
-            .ok()?;
+        let shared = Arc::new(Shared::default());
+        let bound = spec.every.min(BURST_BOUND);
+        let thread = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("vload-purge".into())
+                .spawn(move || {
+                    while let Ok(mut asked) = rx.recv() {
+                        // A burst asked while the last one ran is late: only the newest goes.
+                        while let Ok(newer) = rx.try_recv() {
+                            asked = newer;
+                        }
+                        let done = burst(to, &requests, asked, bound, &shared.stop);
+                        lock(&shared.bursts).push(done);
+                    }
+                })
+                .ok()?
+        };
         let warmup = plan.warmup.as_secs_f64();
         // The last burst a second before the window ends, so that its effect is measured.
         let end_s = plan
@@ -84,6 +116,7 @@ impl Purger {
             spec,
             to_thread: Some(tx),
             thread: Some(thread),
+            shared,
             end_s,
         })
     }
@@ -102,17 +135,29 @@ impl Purger {
         }
     }
 
-    /// Waits for the last burst and returns the record.
-    pub(crate) fn finish(mut self) -> PurgeRecord {
+    /// The record of the bursts: waits for the last one at most [`FINISH_BOUND`] (none when
+    /// the run was `interrupted`), then stops it (what it had not sent counts unsent) and
+    /// waits for the purge under way, which ends by [`PURGE_BOUND`].
+    pub(crate) fn finish(mut self, interrupted: bool) -> PurgeRecord {
         drop(self.to_thread.take());
-        let bursts = self
-            .thread
-            .take()
-            .and_then(|t| t.join().ok())
-            .unwrap_or_default();
+        if let Some(thread) = self.thread.take() {
+            let patience = if interrupted {
+                Duration::ZERO
+            } else {
+                FINISH_BOUND
+            };
+            wait_for(&thread, patience);
+            self.shared.stop.store(true, Ordering::Relaxed);
+            wait_for(&thread, PURGE_BOUND + Duration::from_millis(200));
+            if thread.is_finished() {
+                let _ = thread.join();
+            }
+        }
+        let mut bursts = std::mem::take(&mut *lock(&self.shared.bursts));
+        bursts.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         PurgeRecord {
             method: self.spec.method.clone(),
-            header: self.spec.header.clone(),
+            header: self.spec.header.as_deref().map(redacted),
             every_s: self.spec.every.as_secs_f64(),
             objects: self.spec.objects,
             bursts,
@@ -120,13 +165,45 @@ impl Purger {
     }
 }
 
-/// One burst: each request on its own connection, read to its end.
-fn burst(to: SocketAddr, requests: &[Vec<u8>], boundary: f64, asked: Instant) -> PurgeBurst {
+/// The purge header as the run file keeps it: its name, the value redacted (it is the
+/// purge's credential).
+fn redacted(header: &str) -> String {
+    let name = header.split_once(':').map_or(header, |(name, _)| name);
+    format!("{}: (redacted)", name.trim())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Waits until `thread` has finished, at most `patience`.
+fn wait_for(thread: &JoinHandle<()>, patience: Duration) {
+    let until = Instant::now() + patience;
+    while !thread.is_finished() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// One burst asked at `(boundary, when)`: each request on its own connection, read to its
+/// end, all within `bound` (or until `stop`); what is left then is counted unsent.
+fn burst(
+    to: SocketAddr,
+    requests: &[Vec<u8>],
+    (boundary, asked): (f64, Instant),
+    bound: Duration,
+    stop: &AtomicBool,
+) -> PurgeBurst {
     let began = Instant::now();
+    let deadline = Deadline::after(bound);
     let mut status_codes = BTreeMap::new();
-    let mut errors = 0;
+    let (mut sent, mut errors, mut unsent) = (0, 0, 0);
     for request in requests {
-        match purge(to, request) {
+        if stop.load(Ordering::Relaxed) || deadline.passed() {
+            unsent += 1;
+            continue;
+        }
+        sent += 1;
+        match purge(to, request, deadline.min(Deadline::after(PURGE_BOUND))) {
             Some(code) => *status_codes.entry(code).or_insert(0) += 1,
             None => errors += 1,
         }
@@ -134,21 +211,23 @@ fn burst(to: SocketAddr, requests: &[Vec<u8>], boundary: f64, asked: Instant) ->
     PurgeBurst {
         at_s: boundary + began.duration_since(asked).as_secs_f64(),
         took_s: began.elapsed().as_secs_f64(),
-        sent: requests.len() as u64,
+        sent,
         status_codes,
         errors,
+        unsent,
     }
 }
 
-/// The status code of one purge, or `None` when it got no response.
-fn purge(to: SocketAddr, request: &[u8]) -> Option<u16> {
-    let mut stream = TcpStream::connect_timeout(&to, TIMEOUT).ok()?;
-    stream.set_read_timeout(Some(TIMEOUT)).ok()?;
-    stream.set_write_timeout(Some(TIMEOUT)).ok()?;
-    stream.write_all(request).ok()?;
-    let mut response = Vec::new();
-    // Read to the end (Connection: close), at most 64 KiB of a purge's answer.
-    let _ = stream.take(64 << 10).read_to_end(&mut response);
+/// The status code of one purge, or `None` when it got no response by `deadline`.
+fn purge(to: SocketAddr, request: &[u8], deadline: Deadline) -> Option<u16> {
+    let mut stream = side::connect(&to, deadline).ok()?;
+    side::write_all(&mut stream, request, deadline).ok()?;
+    // The status line is all a purge needs: read until it is complete (the answer's rest,
+    // at most 64 KiB, is not waited for).
+    let response = side::read_until(&mut stream, 64 << 10, deadline, |bytes| {
+        bytes.contains(&b'\n')
+    })
+    .ok()?;
     let line = response.split(|&b| b == b'\n').next()?;
     let text = std::str::from_utf8(line).ok()?;
     let mut parts = text.split_whitespace();

@@ -87,11 +87,35 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Header values that must not be written into a run file or shown: credentials.
+/// Header values that must not be written into a run file or shown: credentials, by name
+/// (Authorization, Cookie) or by what the name ends in (`X-Api-Key`, `X-Purge-Token`,
+/// `X-Auth`, `X-Client-Secret`).
 pub fn is_secret_header(name: &str) -> bool {
-    ["authorization", "proxy-authorization", "cookie"]
+    let name = name.trim().to_ascii_lowercase();
+    [
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "apikey",
+    ]
+    .contains(&name.as_str())
+        || [
+            "key",
+            "token",
+            "secret",
+            "password",
+            "passwd",
+            "auth",
+            "signature",
+            "session",
+        ]
         .iter()
-        .any(|secret| name.eq_ignore_ascii_case(secret))
+        .any(|end| {
+            name.strip_suffix(end)
+                .is_some_and(|before| before.ends_with(['-', '_']))
+                || name == *end
+        })
 }
 
 /// What a run file keeps of a secret header's value: its scheme, if it has one.
@@ -131,6 +155,21 @@ mod tests {
             "an @ in the path"
         );
         assert_eq!(redact("Basic QWxh"), "Basic (redacted)");
+        for secret in [
+            "Authorization",
+            "cookie",
+            "X-Api-Key",
+            "x-purge-key",
+            "X-Auth-Token",
+            "X-Client-Secret",
+            "api_key",
+            "Token",
+        ] {
+            assert!(is_secret_header(secret), "{secret}");
+        }
+        for plain in ["Host", "Accept", "X-Monkey", "Keep-Alive", "X-Cache-Tokens"] {
+            assert!(!is_secret_header(plain), "{plain}");
+        }
         assert_eq!(redact("session=abc"), "(redacted)");
     }
 }

@@ -35,7 +35,7 @@ pub struct Breakdown {
     /// (`hit`, `stale`, `miss`, `pass`, `unknown`, `(failed)`).
     pub by: String,
     /// Distinct names folded into [`OTHER`] because the breakdown had [`GROUP_LIMIT`] already.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub folded: u64,
     /// The groups with at least one request, in the order of their names' definition.
     pub groups: Vec<Group>,
@@ -68,12 +68,12 @@ pub struct GroupCache {
     /// Served from the cache.
     pub hit: u64,
     /// Served from the cache past its freshness.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stale: u64,
     /// Fetched from the origin.
     pub miss: u64,
     /// Passed to the origin without a lookup.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub pass: u64,
     /// No evidence either way.
     pub unknown: u64,
@@ -95,8 +95,4 @@ impl GroupCache {
         self.pass = self.pass.saturating_add(other.pass);
         self.unknown = self.unknown.saturating_add(other.unknown);
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -87,6 +87,10 @@ pub struct PurgeBurst {
     pub status_codes: std::collections::BTreeMap<u16, u64>,
     /// Purge requests that got no response (connect failed, reset, timeout).
     pub errors: u64,
+    /// Purge requests never sent: the burst's time (its period, at most 5 s) ran out, or the
+    /// run ended, first. `sent + unsent` is the burst's objects.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub unsent: u64,
 }
 
 /// A warm-up run until the cache was warm (`--warmup-until hit-ratio`), before the attack

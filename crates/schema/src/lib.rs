@@ -143,6 +143,11 @@ mod server;
 mod stage;
 mod validate;
 
+/// For `skip_serializing_if`: a count of zero is left out of the file.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 pub use breakdown::*;
 pub use cache::*;
 pub use checks::*;

@@ -168,7 +168,7 @@ pub struct CacheSources {
     /// `Age` greater than zero = hit.
     pub age: u64,
     /// RFC 9211 `Cache-Status` (its last member): `hit`, or a `fwd` reason.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub cache_status: u64,
 }
 
@@ -213,10 +213,6 @@ impl StatusClasses {
         self.s4xx = self.s4xx.saturating_add(other.s4xx);
         self.s5xx = self.s5xx.saturating_add(other.s5xx);
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 #[cfg(test)]

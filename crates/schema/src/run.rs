@@ -197,30 +197,26 @@ pub struct Totals {
     pub out_of_range: u64,
     /// Requests that fell due but were never sent, because the client was frozen past the
     /// window's end or stopped (Ctrl-C) first (counted in `intended`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unsent: u64,
     /// Requests sent (or whose connection was being made) that had neither a response nor
     /// an error when the run stopped waiting for them (counted in `sent`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unfinished: u64,
     /// Of the `request_timeout` errors, requests that timed out still waiting for a
     /// connection: never written, because every connection was busy or still being made
     /// until their deadline.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub queue_timeouts: u64,
     /// Connections closed because the server sent bytes after a complete response that
     /// nobody asked for (a body on a 204 or 304, a Content-Length shorter than the body):
     /// the response stands, the connection cannot be used again. Not a request's outcome.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stray_closes: u64,
     /// Open loop: requests that found every connection busy and waited for one (their wait
     /// is part of their response time; `latency.queue_wait` has its distribution).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub queued: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl Totals {
@@ -275,14 +271,14 @@ pub struct Interval {
     /// Requests in flight at the end of the interval.
     pub in_flight: u64,
     /// Requests counted as never sent in this interval (see `totals.unsent`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unsent: u64,
     /// Requests counted as unfinished in this interval: the last one (see
     /// `totals.unfinished`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unfinished: u64,
     /// Connections closed in this interval for stray bytes (see `totals.stray_closes`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stray_closes: u64,
     /// Responses classified as cache hits.
     pub hits: u64,

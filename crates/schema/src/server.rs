@@ -89,6 +89,41 @@ pub struct CommonCounters {
     pub bytes_out: Option<u64>,
 }
 
+impl CommonCounters {
+    /// Cache lookups: hits and misses.
+    pub fn lookups(&self) -> Option<u64> {
+        Some(self.hits?.saturating_add(self.misses?))
+    }
+
+    /// **The** hit ratio of vload's report, `compare` and plot: hits over lookups,
+    /// `hits / (hits + misses)`, Varnish's own `cache_hit / (cache_hit + cache_miss)`.
+    /// Requests that were no lookup are in neither: passes, vload's own PURGE and BAN
+    /// requests, and Varnish's waiting-list wake-ups, all of which `client_req` counts.
+    pub fn hit_ratio(&self) -> Option<f64> {
+        let lookups = self.lookups()?;
+        (lookups > 0).then(|| self.hits.unwrap_or(0) as f64 / lookups as f64)
+    }
+
+    /// The client requests the cache served, the denominator of every per-request share
+    /// (origin requests, evictions): lookups and passes where the source counts them, else
+    /// its requests.
+    pub fn served(&self) -> Option<u64> {
+        match self.lookups() {
+            Some(lookups) if lookups > 0 => Some(lookups.saturating_add(self.passes.unwrap_or(0))),
+            _ => self.requests,
+        }
+    }
+
+    /// Origin requests per request served ([`CommonCounters::served`]): what the cache
+    /// spares the origin is one minus it.
+    pub fn origin_per_request(&self) -> Option<f64> {
+        let served = self.served()?;
+        (served > 0)
+            .then(|| self.origin_requests.unwrap_or(0) as f64 / served as f64)
+            .filter(|_| self.origin_requests.is_some())
+    }
+}
+
 /// A counter that says the server was in trouble over the window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trouble {

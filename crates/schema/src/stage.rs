@@ -8,10 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ClientHealth, ErrorKind, LatencyRecord};
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 /// What one stage (or sweep step) saw. In a rate plan, each request counts in the stage its
 /// intended send fell in, wherever it completed: an overloaded stage keeps its slow requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,10 +31,10 @@ pub struct StageRecord {
     /// Requests that ended, with a response or an error.
     pub completed: u64,
     /// Requests due in the stage, never sent (a frozen client).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unsent: u64,
     /// Requests of the stage sent and neither answered nor failed when the run stopped.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub unfinished: u64,
     /// Requests dispatched more than 1 ms late.
     pub late_sends: u64,

@@ -14,6 +14,7 @@ fn burst(at_s: f64) -> PurgeBurst {
         sent: 10,
         status_codes: BTreeMap::from([(200, 9), (405, 1)]),
         errors: 0,
+        unsent: 0,
     }
 }
 

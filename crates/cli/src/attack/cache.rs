@@ -135,20 +135,31 @@ impl CacheArgs {
         if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
             bail!("--purge-method '{method}' is not a method: expected letters, e.g. PURGE or BAN");
         }
-        if let Some(h) = &self.purge_header {
-            let valid = h.split_once(':').is_some_and(|(name, value)| {
-                http::HeaderName::from_bytes(name.trim().as_bytes()).is_ok()
-                    && http::HeaderValue::from_str(value.trim()).is_ok()
-            });
-            if !valid {
-                bail!("--purge-header '{h}' is not a header: expected 'Name: value'");
+        let header = match &self.purge_header {
+            Some(h) => {
+                let valid = h
+                    .split_once(':')
+                    .filter(|_| !h.chars().any(char::is_control));
+                let valid = valid.filter(|(name, value)| {
+                    http::HeaderName::from_bytes(name.trim().as_bytes()).is_ok()
+                        && http::HeaderValue::from_str(value.trim()).is_ok()
+                });
+                let Some((name, value)) = valid else {
+                    bail!(
+                        "--purge-header '{}' is not one header: expected 'Name: value' on one line (no CR, LF or other control character)",
+                        h.escape_debug()
+                    );
+                };
+                // Sent as checked: one line, trimmed.
+                Some(format!("{}: {}", name.trim(), value.trim()))
             }
-        }
+            None => None,
+        };
         Ok(Some(crate::purge::PurgeSpec {
             every,
             objects: self.purge_objects.unwrap_or(10).max(1),
             method,
-            header: self.purge_header.clone(),
+            header,
         }))
     }
 }

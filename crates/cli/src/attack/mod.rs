@@ -187,7 +187,9 @@ impl Session {
         );
         progress.clear();
         let mut run = result?;
-        run.purges = purger.map(crate::purge::Purger::finish);
+        // A signal after the window still ends the run early: the side channels hurry.
+        run.interrupted |= self.interrupt.is_triggered();
+        run.purges = purger.map(|p| p.finish(run.interrupted));
         if let Some(warmed) = warmed {
             run.warmed = Some(warmed);
             // The warm-up run's requests warmed the cache too: the model counts them.
@@ -195,6 +197,8 @@ impl Session {
         }
         watch.finish(&mut run);
         run.until_stable = stable.map(|s| s.record());
+        // A signal while the side channels finished: the file says so, as the exit code will.
+        run.interrupted |= self.interrupt.is_triggered();
         Ok(run)
     }
 
@@ -224,7 +228,12 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
         })
         .transpose()?;
     if let Some(addr) = metrics.as_ref().and_then(crate::metrics::Metrics::addr) {
-        crate::paint::say!("vload: metrics for Prometheus at http://{addr}/metrics");
+        let open = if addr.ip().is_loopback() {
+            ""
+        } else {
+            " (unauthenticated: anyone who reaches this address reads the run's figures)"
+        };
+        crate::paint::say!("vload: metrics for Prometheus at http://{addr}/metrics{open}");
     }
     announce(&plan, session.builtin(), args.url.is_none());
     let run = session.attack_with(args, plan, metrics.as_mut())?;

@@ -14,7 +14,6 @@ mod exposition;
 mod remote;
 
 use exposition::{Tally, bounds, render};
-use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -159,39 +158,125 @@ impl Observer for Metrics {
     }
 }
 
-/// Answers scrapes until `stop`.
+/// Scrapers held at once; a newer one pushes out the oldest.
+const SCRAPERS: usize = 64;
+
+/// The whole of one scrape, the request's first byte to the answer's last: a scraper that
+/// trickles its request (or never reads the answer) is dropped then, and never holds up
+/// another scrape nor the exit, since every connection is served without blocking.
+const SCRAPE_BOUND: Duration = Duration::from_secs(2);
+
+/// One scraper's connection: its request so far, then the answer left to write.
+struct Scraper {
+    stream: TcpStream,
+    head: Vec<u8>,
+    answer: Option<(Vec<u8>, usize)>,
+    deadline: std::time::Instant,
+}
+
+/// Answers scrapes until `stop`: every connection non-blocking, served in turn, each
+/// within [`SCRAPE_BOUND`].
 fn serve(listener: &TcpListener, tally: &Mutex<Tally>, stop: &AtomicBool) {
+    let mut scrapers: Vec<Scraper> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                let _ = answer(stream, tally);
+        let mut moved = false;
+        while let Ok((stream, _)) = listener.accept() {
+            moved = true;
+            if stream.set_nonblocking(true).is_err() {
+                continue;
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            if scrapers.len() >= SCRAPERS {
+                scrapers.remove(0);
+            }
+            scrapers.push(Scraper {
+                stream,
+                head: Vec::new(),
+                answer: None,
+                deadline: std::time::Instant::now() + SCRAPE_BOUND,
+            });
+        }
+        let now = std::time::Instant::now();
+        scrapers.retain_mut(|s| {
+            let (keep, busy) = step(s, tally);
+            moved |= busy;
+            keep && now < s.deadline
+        });
+        if !moved {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
 
-/// One request: `GET /metrics` (or `/`) gets the figures, anything else a 404.
-fn answer(mut stream: TcpStream, tally: &Mutex<Tally>) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 2048];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        let n = stream.read(&mut buf)?;
-        if n == 0 {
-            break;
+/// Reads what a scraper sent, answers once its request is whole, writes what the socket
+/// takes: (whether to keep it, whether anything moved).
+fn step(s: &mut Scraper, tally: &Mutex<Tally>) -> (bool, bool) {
+    use std::io::{ErrorKind, Read as _, Write as _};
+    let mut moved = false;
+    if s.answer.is_none() {
+        let mut buf = [0u8; 2048];
+        loop {
+            match s.stream.read(&mut buf) {
+                Ok(0) => return (false, true),
+                Ok(n) => {
+                    moved = true;
+                    s.head.extend_from_slice(&buf[..n]);
+                    if s.head.len() > 16 * 1024 {
+                        return (false, true);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return (false, true),
+            }
         }
-        head.extend_from_slice(&buf[..n]);
+        if !s.head.windows(4).any(|w| w == b"\r\n\r\n") {
+            return (true, moved);
+        }
+        s.answer = Some((answer(&String::from_utf8_lossy(&s.head), tally), 0));
     }
-    let head = String::from_utf8_lossy(&head);
-    let path = head.split_whitespace().nth(1).unwrap_or("/");
-    if !matches!(path, "/metrics" | "/") {
-        let body = "not found: the metrics are at /metrics\n";
-        return write!(
-            stream,
-            "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+    let Some((bytes, at)) = &mut s.answer else {
+        return (true, moved);
+    };
+    while *at < bytes.len() {
+        match s.stream.write(&bytes[*at..]) {
+            Ok(0) => return (false, true),
+            Ok(n) => {
+                *at += n;
+                moved = true;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return (true, moved),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return (false, true),
+        }
+    }
+    (false, true)
+}
+
+/// The answer to one request: `GET /metrics` (or `/`, or `HEAD`) gets the figures, another
+/// path a 404, another method a 405.
+fn answer(head: &str, tally: &Mutex<Tally>) -> Vec<u8> {
+    let mut words = head.split_whitespace();
+    let method = words.next().unwrap_or_default();
+    let path = words.next().unwrap_or("/");
+    let plain = |status: &str, extra: &str, body: &str| {
+        format!(
+            "HTTP/1.1 {status}\r\n{extra}Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
+        )
+        .into_bytes()
+    };
+    if !matches!(method, "GET" | "HEAD") {
+        return plain(
+            "405 Method Not Allowed",
+            "Allow: GET, HEAD\r\n",
+            "method not allowed: the metrics are read with GET /metrics\n",
+        );
+    }
+    if !matches!(path, "/metrics" | "/") {
+        return plain(
+            "404 Not Found",
+            "",
+            "not found: the metrics are at /metrics\n",
         );
     }
     let openmetrics = head.lines().any(|l| {
@@ -206,11 +291,12 @@ fn answer(mut stream: TcpStream, tally: &Mutex<Tally>) -> std::io::Result<()> {
     } else {
         "text/plain; version=0.0.4; charset=utf-8"
     };
-    write!(
-        stream,
-        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+    let length = body.len();
+    let body = if method == "HEAD" { "" } else { body.as_str() };
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n{body}"
     )
+    .into_bytes()
 }
 
 #[cfg(test)]

@@ -31,14 +31,34 @@ impl Pusher {
         })
     }
 
-    /// Pushes the final figures and stops.
+    /// Pushes the final figures and stops: waits for that push at most [`PUSH_BOUND`] and
+    /// a little, then leaves a receiver that still holds it behind (the process exits).
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that the receiver missed the final figures"
+    )]
     pub(super) fn finish(mut self) {
         let _ = self.stop.send(());
-        if let Some(thread) = self.thread.take() {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let until = std::time::Instant::now() + PUSH_BOUND + Duration::from_millis(200);
+        while !thread.is_finished() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if thread.is_finished() {
             let _ = thread.join();
+        } else {
+            crate::paint::say!(
+                "vload: warning: --metrics-remote-write: the receiver did not take the final figures in time; vload exits without them"
+            );
         }
     }
 }
+
+/// The whole of one push, connect to answer: a receiver that trickles or is silent costs
+/// that push, never the run or the exit.
+const PUSH_BOUND: Duration = Duration::from_secs(2);
 
 /// Once a second, and once when told to stop.
 #[allow(
@@ -67,7 +87,7 @@ fn push_until(url: &HttpUrl, tally: &Mutex<Tally>, stopped: &mpsc::Receiver<()>)
             ("Content-Encoding", "snappy"),
             ("X-Prometheus-Remote-Write-Version", "0.1.0"),
         ];
-        if let Err(e) = url.post(&body, &headers)
+        if let Err(e) = url.post(&body, &headers, crate::side::Deadline::after(PUSH_BOUND))
             && !warned
         {
             warned = true;

@@ -1,19 +1,16 @@
 //! Reading a server's counters over the wire: one plain HTTP/1.0 GET (nginx's stub_status,
 //! Squid's cache manager), one command on a Unix socket (HAProxy's stats socket); and one
-//! POST (`--metrics-remote-write`). Blocking, bounded in time and size, never on the attack's
-//! path.
+//! POST (`--metrics-remote-write`). Blocking, each exchange bounded as a whole by its
+//! [`Deadline`] and in size, never on the attack's path.
 
-use std::io::{Read as _, Write as _};
-use std::net::{TcpStream, ToSocketAddrs as _};
-use std::time::Duration;
+use std::net::ToSocketAddrs as _;
 
 use anyhow::{Context as _, bail};
 
-/// How long a read of the counters may take.
-const TIMEOUT: Duration = Duration::from_secs(5);
+use crate::side::{self, Deadline};
 
-/// The most a counters page may hold.
-const LIMIT: u64 = 4 << 20;
+/// The most a counters page (or a receiver's answer) may hold.
+const LIMIT: usize = 4 << 20;
 
 /// An `http://HOST:PORT/PATH` URL, split.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +22,12 @@ pub(crate) struct HttpUrl {
 impl HttpUrl {
     /// Parses `http://HOST[:PORT][/PATH]`; `what` names the flag in the error.
     pub(crate) fn parse(url: &str) -> Result<HttpUrl, String> {
+        if url.chars().any(|c| c.is_control() || c == ' ') {
+            return Err(format!(
+                "'{}' holds a space or a control character (CR, LF, tab): it would go onto the wire as more than a path; percent-encode it",
+                url.escape_debug()
+            ));
+        }
         let rest = url
             .strip_prefix("http://")
             .ok_or_else(|| format!("'{url}' is not an http:// URL"))?;
@@ -49,19 +52,24 @@ impl HttpUrl {
         })
     }
 
-    /// GETs the page and returns its body; anything but a 200 is an error.
-    pub(crate) fn get(&self) -> anyhow::Result<String> {
-        let (status, body) = self.exchange("GET", &[], &[])?;
+    /// GETs the page before `deadline` and returns its body; anything but a 200 is an error.
+    pub(crate) fn get(&self, deadline: Deadline) -> anyhow::Result<String> {
+        let (status, body) = self.exchange("GET", &[], &[], deadline)?;
         if code(&status) != "200" {
             bail!("the server answered '{status}'");
         }
         Ok(body)
     }
 
-    /// POSTs `body` with `headers`; anything but a 2xx is an error, with the answer's first
-    /// line of body.
-    pub(crate) fn post(&self, body: &[u8], headers: &[(&str, &str)]) -> anyhow::Result<()> {
-        let (status, answer) = self.exchange("POST", headers, body)?;
+    /// POSTs `body` with `headers` before `deadline`; anything but a 2xx is an error, with
+    /// the answer's first line of body.
+    pub(crate) fn post(
+        &self,
+        body: &[u8],
+        headers: &[(&str, &str)],
+        deadline: Deadline,
+    ) -> anyhow::Result<()> {
+        let (status, answer) = self.exchange("POST", headers, body, deadline)?;
         if !code(&status).starts_with('2') {
             bail!(
                 "the receiver answered '{status}': {}",
@@ -77,6 +85,7 @@ impl HttpUrl {
         method: &str,
         headers: &[(&str, &str)],
         body: &[u8],
+        deadline: Deadline,
     ) -> anyhow::Result<(String, String)> {
         let address = self
             .authority
@@ -84,10 +93,8 @@ impl HttpUrl {
             .with_context(|| format!("cannot resolve {}", self.authority))?
             .next()
             .with_context(|| format!("{} resolves to no address", self.authority))?;
-        let mut stream = TcpStream::connect_timeout(&address, TIMEOUT)
+        let mut stream = side::connect(&address, deadline)
             .with_context(|| format!("cannot connect to {}", self.authority))?;
-        stream.set_read_timeout(Some(TIMEOUT))?;
-        stream.set_write_timeout(Some(TIMEOUT))?;
         let mut head = format!(
             "{method} {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: vload\r\nConnection: close\r\n",
             self.path, self.authority
@@ -99,12 +106,10 @@ impl HttpUrl {
             head.push_str(&format!("Content-Length: {}\r\n", body.len()));
         }
         head.push_str("\r\n");
-        stream.write_all(head.as_bytes())?;
-        stream.write_all(body)?;
-        let mut bytes = Vec::new();
-        stream
-            .take(LIMIT)
-            .read_to_end(&mut bytes)
+        let wrote = side::write_all(&mut stream, head.as_bytes(), deadline)
+            .and_then(|()| side::write_all(&mut stream, body, deadline));
+        wrote.with_context(|| format!("writing to http://{}{}", self.authority, self.path))?;
+        let bytes = side::read_to_end(&mut stream, LIMIT, deadline)
             .with_context(|| format!("reading http://{}{}", self.authority, self.path))?;
         let text = String::from_utf8_lossy(&bytes);
         let (head, body) = text
@@ -123,17 +128,18 @@ fn code(status: &str) -> &str {
     status.split_whitespace().nth(1).unwrap_or_default()
 }
 
-/// Sends `command` on the Unix socket at `path` and returns all it answers before closing.
-pub(crate) fn unix_command(path: &str, command: &str) -> anyhow::Result<String> {
+/// Sends `command` on the Unix socket at `path` and returns all it answers before closing,
+/// before `deadline`.
+pub(crate) fn unix_command(
+    path: &str,
+    command: &str,
+    deadline: Deadline,
+) -> anyhow::Result<String> {
     let mut stream = std::os::unix::net::UnixStream::connect(path)
         .with_context(|| format!("cannot connect to the socket {path}"))?;
-    stream.set_read_timeout(Some(TIMEOUT))?;
-    stream.set_write_timeout(Some(TIMEOUT))?;
-    stream.write_all(command.as_bytes())?;
-    let mut bytes = Vec::new();
-    stream
-        .take(LIMIT)
-        .read_to_end(&mut bytes)
+    side::write_all(&mut stream, command.as_bytes(), deadline)
+        .with_context(|| format!("writing to the socket {path}"))?;
+    let bytes = side::read_to_end(&mut stream, LIMIT, deadline)
         .with_context(|| format!("reading the socket {path}"))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
@@ -141,6 +147,7 @@ pub(crate) fn unix_command(path: &str, command: &str) -> anyhow::Result<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read as _, Write as _};
 
     #[test]
     fn urls() {
@@ -161,6 +168,12 @@ mod tests {
         );
         assert!(HttpUrl::parse("https://127.0.0.1/").is_err());
         assert!(HttpUrl::parse("http:///status").is_err());
+        let err = HttpUrl::parse("http://127.0.0.1/a\r\nX-Smuggled: 1").unwrap_err();
+        assert!(err.contains("control character"), "{err}");
+        assert!(
+            err.contains("\\r\\n"),
+            "the error shows the CR LF escaped: {err}"
+        );
     }
 
     #[test]
@@ -177,10 +190,17 @@ mod tests {
         });
         let err = HttpUrl::parse(&format!("http://127.0.0.1:{port}/status"))
             .unwrap()
-            .get()
+            .get(Deadline::after(std::time::Duration::from_secs(5)))
             .unwrap_err();
         assert!(format!("{err:#}").contains("404"), "{err:#}");
         server.join().unwrap();
-        assert!(unix_command("/nonexistent/socket", "show stat\n").is_err());
+        assert!(
+            unix_command(
+                "/nonexistent/socket",
+                "show stat\n",
+                Deadline::after(std::time::Duration::from_secs(5))
+            )
+            .is_err()
+        );
     }
 }

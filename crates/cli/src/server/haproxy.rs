@@ -62,8 +62,8 @@ const GAUGES: &[&str] = &["scur", "qcur"];
 const TYPES: [(&str, &str); 3] = [("0", "frontend"), ("1", "backend"), ("2", "server")];
 
 impl Source for HaProxy {
-    fn read(&self) -> anyhow::Result<Snapshot> {
-        let text = super::fetch::unix_command(&self.0, "show stat\n")?;
+    fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
+        let text = super::fetch::unix_command(&self.0, "show stat\n", deadline)?;
         match parse_show_stat(&text) {
             Ok(snapshot) => Ok(snapshot),
             Err(why) => bail!("{why}"),
@@ -130,7 +130,8 @@ fn parse_show_stat(text: &str) -> Result<Snapshot, String> {
                     .and_then(|i| fields.get(i))
                     .and_then(|v| v.parse::<u64>().ok());
                 if let Some(value) = value {
-                    *into.entry(format!("{kind}.{name}")).or_default() += value;
+                    let sum = into.entry(format!("{kind}.{name}")).or_default();
+                    *sum = sum.saturating_add(value);
                 }
             }
         }

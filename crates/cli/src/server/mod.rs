@@ -17,12 +17,14 @@ mod varnish;
 pub(crate) mod watch;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use vload_schema::{CommonCounters, StatsRecord};
 
 pub(crate) use process::{ProcessCpu, process_cpu, process_window, tick_s};
 pub(crate) use source::{Kind, Snapshot, Source};
+
+use crate::side::Deadline;
 
 /// Every source `--server-stats` knows: adding one is a module and a line here.
 const SOURCES: &[Kind] = &[varnish::KIND, nginx::KIND, haproxy::KIND, squid::KIND];
@@ -103,12 +105,12 @@ impl Reader {
         }
     }
 
-    /// The counters now; an error names the flag and the server.
-    pub(crate) fn read(&mut self) -> anyhow::Result<Snapshot> {
+    /// The counters now, read before `deadline`; an error names the flag and the server.
+    pub(crate) fn read(&mut self, deadline: Deadline) -> anyhow::Result<Snapshot> {
         self.reads += 1;
         let mut snapshot = self
             .source
-            .read()
+            .read(deadline)
             .map_err(|e| anyhow::anyhow!("--server-stats {}: {e:#}", self.spec.label()))?;
         snapshot.reads = self.reads;
         Ok(snapshot)
@@ -120,17 +122,41 @@ impl Reader {
             .common(&increase(start, end), end.reads.saturating_sub(start.reads))
     }
 
+    /// The common counters of one second, or `None` when a counter fell or leapt between
+    /// its two snapshots (a restart, a reset, a wrap, a garbled page): that second is
+    /// unknown, and the next is counted from the new values.
+    pub(crate) fn second(&self, start: &Snapshot, end: &Snapshot) -> Option<CommonCounters> {
+        broken(start, end)
+            .is_none()
+            .then(|| self.common(start, end))
+    }
+
     /// The counters once the server has published everything: reads until it has counted
     /// `expected` requests since `start` and its common counters have held still for two
     /// reads, or until nothing has moved for 3 s (requests lost on the way, which the report
-    /// then names), at most the source's settling time.
-    pub(crate) fn settled(&mut self, start: &Snapshot, expected: u64) -> anyhow::Result<Snapshot> {
-        let began = Instant::now();
-        let mut last = self.read()?;
+    /// then names), at most the source's settling time, or `hurry` when the run was
+    /// interrupted: every read and the wait as a whole end by then.
+    pub(crate) fn settled(
+        &mut self,
+        start: &Snapshot,
+        expected: u64,
+        hurry: bool,
+    ) -> anyhow::Result<Snapshot> {
+        let bound = if hurry {
+            HURRIED_SETTLE
+        } else {
+            self.source.settle()
+        };
+        let all = Deadline::after(bound);
+        let one = || all.min(Deadline::after(READ_BOUND));
+        let mut last = self.read(one())?;
         let mut still = 0;
-        while began.elapsed() < self.source.settle() {
+        while !all.passed() {
             std::thread::sleep(Duration::from_millis(100));
-            let next = self.read()?;
+            let Ok(next) = self.read(one()) else {
+                // The source stopped answering while it settled: the last read stands.
+                break;
+            };
             // Still: nothing counted between the two reads but the reads themselves.
             let moved = self.common(&last, &next) != self.common(&last, &last_read(&last));
             still = if moved { 0 } else { still + 1 };
@@ -150,13 +176,9 @@ impl Reader {
         start: &Snapshot,
         end: &Snapshot,
     ) -> Result<StatsRecord, String> {
-        if let Some((name, _)) = start
-            .counters
-            .iter()
-            .find(|&(name, before)| end.counters.get(name).is_some_and(|after| after < before))
-        {
+        if let Some(why) = broken(start, end) {
             return Err(format!(
-                "{} restarted or reset its counters during the attack ({name} went down), so no increases are kept",
+                "{} {why}, so no increases are kept",
                 self.spec.kind.name
             ));
         }
@@ -173,6 +195,37 @@ impl Reader {
         })
     }
 }
+
+/// Why a window's counters cannot be trusted: one went down (a restart, a reset, a counter
+/// that wrapped) or rose more than any server counts in a run (a garbled page, a wrap the
+/// other way).
+fn broken(start: &Snapshot, end: &Snapshot) -> Option<String> {
+    start.counters.iter().find_map(|(name, &before)| {
+        let after = *end.counters.get(name)?;
+        if after < before {
+            Some(format!(
+                "restarted, reset or wrapped its counters during the attack ({name} went from {before} to {after})"
+            ))
+        } else if after - before > LEAP {
+            Some(format!(
+                "printed {name} rising by {after_minus}, more than any server counts in a run (a wrapped counter or a garbled page)",
+                after_minus = after - before
+            ))
+        } else {
+            None
+        }
+    })
+}
+
+/// The most a counter may rise between two reads: 2^48, a million requests a second for
+/// nine years.
+const LEAP: u64 = 1 << 48;
+
+/// How long one read of the counters may take while the counters settle.
+const READ_BOUND: Duration = Duration::from_secs(5);
+
+/// How long the counters may settle after an interrupted run: Ctrl-C asks to be done.
+const HURRIED_SETTLE: Duration = Duration::from_secs(1);
 
 /// Still counters this many 100 ms reads in a row, with requests missing, end the wait: the
 /// requests were lost on the way.
@@ -232,7 +285,7 @@ mod tests {
     struct Counting;
 
     impl Source for Counting {
-        fn read(&self) -> anyhow::Result<Snapshot> {
+        fn read(&self, _: Deadline) -> anyhow::Result<Snapshot> {
             unreachable!("not read in this test")
         }
 
@@ -270,5 +323,16 @@ mod tests {
             .window("measured", &snapshot(113, 4), &snapshot(2, 5))
             .unwrap_err();
         assert!(err.contains("restarted"), "{err}");
+        assert_eq!(reader.second(&snapshot(113, 4), &snapshot(2, 5)), None);
+        assert!(reader.second(&snapshot(2, 5), &snapshot(40, 6)).is_some());
+        // A counter that leaps to near 2^64 (wrapped backwards, or garbage) is refused too.
+        let err = reader
+            .window("measured", &snapshot(10, 1), &snapshot(u64::MAX - 5, 2))
+            .unwrap_err();
+        assert!(err.contains("more than any server counts"), "{err}");
+        assert_eq!(
+            reader.second(&snapshot(10, 1), &snapshot(u64::MAX - 5, 2)),
+            None
+        );
     }
 }

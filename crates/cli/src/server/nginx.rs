@@ -26,8 +26,8 @@ struct Nginx(HttpUrl);
 const UNHANDLED: &str = "unhandled";
 
 impl Source for Nginx {
-    fn read(&self) -> anyhow::Result<Snapshot> {
-        let page = self.0.get()?;
+    fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
+        let page = self.0.get(deadline)?;
         parse_stub_status(&page).context("the page is not nginx's stub_status")
     }
 

@@ -22,8 +22,8 @@ pub(crate) struct Kind {
 /// One server's counters.
 pub(crate) trait Source: Send {
     /// The counters now, in the server's own names (the reader's own request for them
-    /// included, where the server counts it).
-    fn read(&self) -> anyhow::Result<Snapshot>;
+    /// included, where the server counts it), read before `deadline` (the whole exchange).
+    fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot>;
 
     /// The common counters of a window from its counters' increases; `own` is how many
     /// reads of the counters fell in the window, for a server that counts them as requests.

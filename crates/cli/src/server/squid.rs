@@ -36,8 +36,8 @@ const PREFIXES: &[&str] = &[
 ];
 
 impl Source for Squid {
-    fn read(&self) -> anyhow::Result<Snapshot> {
-        let page = self.0.get()?;
+    fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
+        let page = self.0.get(deadline)?;
         match parse_counters(&page) {
             Some(snapshot) => Ok(snapshot),
             None => {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use vload_schema::CommonCounters;
 
 use super::source::{Kind, Snapshot, Source};
@@ -26,8 +26,8 @@ struct Varnish {
 }
 
 impl Source for Varnish {
-    fn read(&self) -> anyhow::Result<Snapshot> {
-        varnishstat(self.instance.as_deref())
+    fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
+        varnishstat(self.instance.as_deref(), deadline)
     }
 
     fn common(&self, increase: &BTreeMap<String, u64>, _own: u64) -> CommonCounters {
@@ -105,15 +105,22 @@ const GAUGES: &[&str] = &[
 ];
 
 /// Runs `varnishstat -j` once.
-fn varnishstat(instance: Option<&str>) -> anyhow::Result<Snapshot> {
+fn varnishstat(
+    instance: Option<&str>,
+    deadline: crate::side::Deadline,
+) -> anyhow::Result<Snapshot> {
     let mut command = Command::new("varnishstat");
     command.arg("-j");
     if let Some(name) = instance {
         command.args(["-n", name]);
     }
-    let output = command
-        .output()
-        .context("cannot run varnishstat: is Varnish installed on this machine?")?;
+    let output = crate::side::output(&mut command, 16 << 20, deadline).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow::anyhow!("cannot run varnishstat: is Varnish installed on this machine?")
+        } else {
+            anyhow::anyhow!("varnishstat: {e}")
+        }
+    })?;
     if !output.status.success() {
         let why = String::from_utf8_lossy(&output.stderr);
         let why = why

@@ -6,6 +6,7 @@ mod breakdowns;
 mod catalogue;
 mod ci;
 mod edges;
+mod hostile;
 mod metrics;
 mod origin_command;
 mod selfcheck;
