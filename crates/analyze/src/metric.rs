@@ -205,17 +205,17 @@ impl Metric {
     }
 }
 
-/// A share from the server's counters over the span they cover: hits over hits and misses,
-/// origin requests or evictions over client requests.
+/// A share from the server's counters over the span they cover, by the definitions the
+/// report and plot use ([`vload_schema::CommonCounters::hit_ratio`] and `served`): hits over
+/// lookups, origin requests or evictions over requests served.
 fn server_share(metric: Metric, run: &RunFile) -> Option<f64> {
     let c = run.server.as_ref()?.stats.as_ref()?.common;
-    let share = |n: u64, of: u64| (of > 0).then(|| n as f64 / of as f64);
     match metric {
-        Metric::ServerHitRatio => {
-            let (hit, miss) = (c.hits?, c.misses?);
-            share(hit, hit + miss)
+        Metric::ServerHitRatio => c.hit_ratio(),
+        Metric::OriginShare => c.origin_per_request(),
+        _ => {
+            let (evictions, served) = (c.evictions?, c.served()?);
+            (served > 0).then(|| evictions as f64 / served as f64)
         }
-        Metric::OriginShare => share(c.origin_requests?, c.requests?),
-        _ => share(c.evictions?, c.requests?),
     }
 }

@@ -137,12 +137,14 @@ pub struct ServerSummary {
 }
 
 /// vload's counts over one span of the attack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct SpanCounts {
     /// Requests completed.
     pub completed: u64,
     /// Responses classified as hits.
     pub hits: u64,
+    /// Responses classified as not hits (misses and passes).
+    pub misses: u64,
     /// Connections opened.
     pub connections: u64,
 }
@@ -153,11 +155,13 @@ impl ServerSummary {
         let measured = SpanCounts {
             completed: run.totals.completed,
             hits: run.cache.hit,
+            misses: run.cache.miss,
             connections: run.totals.connections_opened,
         };
         let whole = SpanCounts {
             completed: run.intervals.iter().map(|i| i.completed).sum(),
             hits: run.intervals.iter().map(|i| i.hits).sum(),
+            misses: run.intervals.iter().map(|i| i.misses).sum(),
             connections: run.intervals.iter().map(|i| i.connections_opened).sum(),
         };
         let mut findings = Vec::new();
@@ -200,7 +204,9 @@ fn stats_findings(
     let mut findings = Vec::new();
     // Requests in flight at the span's edges may fall on either side of it.
     let slack = 2 * u64::from(connections) + vload.completed / 100;
-    if let Some(requests) = v.common.requests
+    // The requests the cache served (lookups and passes: not PURGE/BAN, nor Varnish's
+    // waiting-list wake-ups, which client_req also counts).
+    if let Some(requests) = v.common.served()
         && requests.abs_diff(vload.completed) > slack
     {
         let stale = if v.source == "varnish" {
@@ -208,21 +214,29 @@ fn stats_findings(
         } else {
             ""
         };
+        let what = if v.common.lookups().is_some_and(|l| l > 0) {
+            " (hits, misses and passes)"
+        } else {
+            ""
+        };
         findings.push(format!(
-            "{name} counted {} client requests, vload completed {}: another client is using this {name}, or requests were lost between them{stale}",
+            "{name} counted {} client requests{what}, vload completed {}: another client is using this {name}, or requests were lost between them{stale}",
             count(requests),
             count(vload.completed)
         ));
     }
-    if let (Some(requests), Some(hits)) = (v.common.requests, v.common.hits)
-        && requests > 0
-        && vload.completed > 0
+    // Like with like: the server's hits over what it served (passes count as not hits, as
+    // vload classifies them), vload's over the responses it could classify.
+    let classified = vload.hits + vload.misses;
+    if let (Some(served), Some(hits)) = (v.common.served(), v.common.hits)
+        && served > 0
+        && classified > 0
     {
-        let theirs = hits as f64 / requests as f64;
-        let ours = vload.hits as f64 / vload.completed as f64;
+        let theirs = hits as f64 / served as f64;
+        let ours = vload.hits as f64 / classified as f64;
         if (theirs - ours).abs() > 0.01 {
             findings.push(format!(
-                "hit ratio disagrees: {name} {} (hits / client requests), vload {} (from response headers): a layer in between rewrites the cache headers, or the classification does not fit this setup",
+                "hit ratio disagrees: {name} {} (hits / requests served), vload {} (from response headers): a layer in between rewrites the cache headers, or the classification does not fit this setup",
                 percent(theirs),
                 percent(ours)
             ));

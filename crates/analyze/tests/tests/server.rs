@@ -188,3 +188,37 @@ fn a_source_without_cache_counts_is_checked_on_what_it_has() {
     let c = vload_analyze::compare::compare(("a", &[run.clone()]), ("b", &[run])).unwrap();
     assert!(c.rows.iter().all(|r| r.metric != Metric::ServerHitRatio));
 }
+
+/// One hit ratio everywhere: hits over hits and misses, Varnish's own
+/// `cache_hit / (cache_hit + cache_miss)`. `client_req` also counts vload's PURGE requests
+/// and Varnish's waiting-list wake-ups; neither moves the ratio the report prints, the one
+/// compare compares, nor raises a disagreement with vload's own count.
+#[test]
+fn the_hit_ratio_is_hits_over_lookups_in_report_and_compare_alike() {
+    let mut run = synthetic("x", 6, 2_000, 200_000.0, 3);
+    run.plan.connections = 50;
+    let n = run.totals.completed;
+    // vload classified 94.9% of its responses as hits.
+    let vload_hits = n * 949 / 1000;
+    run.cache.hit = vload_hits;
+    run.cache.miss = n - vload_hits;
+    run.cache.unknown = 0;
+    // Varnish: the same lookups, and client_req 2.5% higher (purges and wake-ups).
+    let mut run = with_server(run, n, vload_hits, 1.0);
+    set_counter(&mut run, "client_req", n + n / 40);
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let server = summary.server.as_ref().unwrap();
+    assert!(server.findings.is_empty(), "{:?}", server.findings);
+    let text = vload_analyze::render::report::text::render(&summary);
+    assert!(
+        text.contains("hit ratio = hits / (hits + misses): Varnish 94.90%, vload 94.90%"),
+        "{text}"
+    );
+    let c = vload_analyze::compare::compare(("a", &[run.clone()]), ("b", &[run])).unwrap();
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.metric == Metric::ServerHitRatio)
+        .expect("a server hit ratio row");
+    assert!((row.a.median.unwrap() - 0.949).abs() < 1e-9, "{:?}", row.a);
+}

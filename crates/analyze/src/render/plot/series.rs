@@ -127,10 +127,7 @@ impl RunSeries {
     /// (`--server-stats`), its CPU (`--watch-pid`).
     fn push_server(&mut self, interval: &vload_schema::Interval, t: f64, seconds: f64) {
         if let Some(server) = &interval.server {
-            if let (Some(hits), Some(misses)) = (server.hits, server.misses)
-                && hits + misses > 0
-            {
-                let ratio = hits as f64 / (hits + misses) as f64;
+            if let Some(ratio) = server.hit_ratio() {
                 self.server_hit_ratio.push((t, 100.0 * ratio));
             }
             if let Some(origin) = server.origin_requests {

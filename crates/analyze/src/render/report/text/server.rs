@@ -47,11 +47,7 @@ fn render_stats(
 ) {
     let name = v.display_name();
     let c = |value: Option<u64>| value.map_or_else(|| "n/a".to_owned(), count);
-    let span = server.vload_span.unwrap_or(crate::summary::SpanCounts {
-        completed: 0,
-        hits: 0,
-        connections: 0,
-    });
+    let span = server.vload_span.unwrap_or_default();
     let over = if v.covers == "attack" {
         format!(
             "whole attack, warm-up included: {name} had not published the warm-up's counts at its end"
@@ -65,24 +61,22 @@ fn render_stats(
         format!(" ({})", v.address)
     };
     let _ = writeln!(out, "{:14}{over}{where_}", format!("{name} "));
-    let ratio = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
-        (Some(part), Some(whole)) if whole > 0 => percent(part as f64 / whole as f64),
-        _ => "n/a".to_owned(),
-    };
+    let share = |value: Option<f64>| value.map_or_else(|| "n/a".to_owned(), percent);
     let common = &v.common;
+    let classified = span.hits + span.misses;
     row(
         out,
         "",
         "[client requests, hits, misses]",
         &format!(
-            "{}, {}, {}  (vload {}, {}; hit ratio {name} {}, vload {})",
+            "{}, {}, {}  (vload {}, {}; hit ratio = hits / (hits + misses): {name} {}, vload {})",
             c(common.requests),
             c(common.hits),
             c(common.misses),
             count(span.completed),
             count(span.hits),
-            ratio(common.hits, common.requests),
-            ratio(Some(span.hits), Some(span.completed))
+            share(common.hit_ratio()),
+            share((classified > 0).then(|| span.hits as f64 / classified as f64))
         ),
     );
     row(
@@ -90,11 +84,11 @@ fn render_stats(
         "",
         "[to origin, connections, evicted]",
         &format!(
-            "{}, {}, {}  (origin requests per request {}; vload opened {} connections)",
+            "{}, {}, {}  (origin requests per request served {}; vload opened {} connections)",
             c(common.origin_requests),
             c(common.connections),
             c(common.evictions),
-            ratio(common.origin_requests, common.requests),
+            share(common.origin_per_request()),
             count(span.connections)
         ),
     );
