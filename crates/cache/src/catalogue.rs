@@ -184,6 +184,12 @@ impl Catalogue {
         if self.objects == 0 {
             return Err("--catalogue 0: a catalogue needs at least one object".into());
         }
+        if self.objects > MAX_OBJECTS {
+            return Err(format!(
+                "--catalogue {}: at most {MAX_OBJECTS} objects (sizing the catalogue and modelling the cache each take a pass over every object, about 2.5 s a pass at the most; 4 KB objects would be 400 GB, more than one cache holds): give fewer",
+                self.objects
+            ));
+        }
         if !(0.0..1.0).contains(&self.one_hit_wonders) {
             return Err("--one-hit-wonders must be a share below 100%, e.g. 5%".into());
         }
@@ -208,6 +214,10 @@ impl Catalogue {
         Ok(())
     }
 }
+
+/// The most objects a catalogue may have: its size and the cache model are each a pass over
+/// every object (about 25 ns an object), so that 10^8 costs seconds, not minutes.
+pub(crate) const MAX_OBJECTS: u64 = 100_000_000;
 
 /// One worker's endless draws from a catalogue.
 #[derive(Debug, Clone)]
@@ -417,6 +427,7 @@ mod tests {
         assert!(c(|c| c.objects = 0).contains("--catalogue"));
         assert!(c(|c| c.one_hit_wonders = 1.0).contains("--one-hit-wonders"));
         assert!(c(|c| c.hosts = 0).contains("--vhosts"));
+        assert!(c(|c| c.objects = u64::MAX).contains("at most 100000000 objects"));
         assert!(c(|c| c.ttl = Some((10, 5))).contains("--ttl"));
     }
 }

@@ -339,6 +339,16 @@ fn impossible_sizes_are_refused_naming_the_limit() {
         "{}",
         stderr(&o)
     );
+    // A catalogue beyond what one machine models in seconds, refused before any work
+    // (it was a silent O(N) spin that ignored Ctrl-C).
+    for objects in ["1000000000", "18446744073709551615"] {
+        let o = run(vload().args(["attack", "--catalogue", objects, url]), 2);
+        assert!(
+            stderr(&o).contains(&format!("--catalogue {objects}: at most 100000000 objects")),
+            "{}",
+            stderr(&o)
+        );
+    }
     let o = run(vload().args(["attack", "-t", "100000", url]), 2);
     assert!(stderr(&o).contains("--threads 100000"), "{}", stderr(&o));
     // A file descriptor limit that -c exceeds is named, with the fix.
@@ -554,4 +564,72 @@ fn the_origin_refuses_a_port_in_use() {
     );
     assert!(stderr(&o).contains("already in use"), "{}", stderr(&o));
     assert!(stderr(&o).contains("--reuse-port"), "{}", stderr(&o));
+}
+
+/// #45: `--vhosts 4294967295` once aborted allocating 103 GB: the names are made only for
+/// the groups a breakdown keeps, so it runs like any other catalogue.
+#[test]
+fn billions_of_vhosts_cost_no_memory() {
+    let _turn = shared();
+    let origin = origin();
+    let o = run(
+        vload()
+            .args(["attack", "--catalogue", "100", "--vhosts", "4294967295"])
+            .args(["-n", "20", "-c", "1", "--no-progress", "--quiet"])
+            .arg(origin.url()),
+        0,
+    );
+    assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
+    assert_eq!(origin.stats().requests_total, 20);
+}
+
+/// #45: asked far more than a slow server takes, the drain after the window is bounded by
+/// `--timeout` (it once waited 28.8 s with 5 s), every request due is accounted for, and the
+/// health word does not say the load was applied.
+#[test]
+fn the_drain_after_the_window_is_bounded_by_the_timeout() {
+    let _turn = shared();
+    let origin = spawn(OriginConfig {
+        threads: Some(1),
+        delay: Some(Duration::from_millis(300)),
+        ..OriginConfig::loopback()
+    })
+    .unwrap();
+    let dir = Scratch::new("drain");
+    let out = dir.path("run.json");
+    let began = std::time::Instant::now();
+    let o = vload()
+        .args([
+            "attack",
+            "-r",
+            "1000000",
+            "-d",
+            "2s",
+            "--timeout",
+            "1s",
+            "-c",
+            "4",
+        ])
+        .args(["--no-progress", "--quiet", "-o"])
+        .arg(&out)
+        .arg(origin.url())
+        .output()
+        .unwrap();
+    let took = began.elapsed();
+    let run = read_run(&out);
+    assert!(
+        run.window.wait_s <= 1.0 + 0.2,
+        "{:?}: {}",
+        run.window,
+        stderr(&o)
+    );
+    assert!(took < Duration::from_secs(2 + 1 + 8), "took {took:?}");
+    let t = &run.totals;
+    assert_eq!(t.intended, t.sent + t.unsent, "{t:?}");
+    assert_ne!(
+        run.client_health.verdict,
+        vload_schema::HealthVerdict::Ok,
+        "{:?}",
+        run.client_health
+    );
 }
