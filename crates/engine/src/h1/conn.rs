@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, ReadBuf};
 use super::buffer::{BUFFER, grow_if_filled, make_room};
 use super::decode::{Decoder, Step};
 use crate::failure::{Failure, io_failure};
-use crate::protocol::{Counts, Dial, Link, Opened};
+use crate::protocol::{Counts, Dial, Link, Opened, Refused};
 use crate::response::Response;
 use crate::tls::Io;
 use crate::workload::{Request, Wire};
@@ -136,7 +136,7 @@ impl H1Conn {
 impl Link for H1Conn {
     const MULTIPLEXED: bool = false;
 
-    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Refused> {
         let (io, connect, handshake) = dial.transport(server_name).await?;
         Ok(Opened {
             link: H1Conn::new(io),

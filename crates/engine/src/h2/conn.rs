@@ -14,7 +14,7 @@ use vload_schema::ErrorKind;
 use super::frames::*;
 use super::state::{Shared, Stream};
 use crate::failure::{Failure, io_kind};
-use crate::protocol::{Counts, Dial, Link, Opened};
+use crate::protocol::{Counts, Dial, Link, Opened, Refused};
 use crate::response::Response;
 use crate::tls::Io;
 use crate::workload::{Request, Wire};
@@ -140,17 +140,21 @@ impl H2Conn {
 impl Link for H2Conn {
     const MULTIPLEXED: bool = true;
 
-    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Refused> {
         let (io, connect, handshake) = dial.transport(server_name).await?;
         let addr = dial.addr;
+        let transport = Some((connect, handshake));
         let link =
             match tokio::time::timeout(dial.connect_timeout, H2Conn::handshake(io, addr)).await {
                 Err(_) => {
                     let within = dial.connect_timeout;
                     let message = format!("no HTTP/2 SETTINGS from {addr} within {within:?}");
-                    return Err((ErrorKind::ConnectTimeout, message));
+                    return Err(Refused {
+                        failure: (ErrorKind::ConnectTimeout, message),
+                        transport,
+                    });
                 }
-                Ok(conn) => conn?,
+                Ok(conn) => conn.map_err(|failure| Refused { failure, transport })?,
             };
         Ok(Opened {
             link,

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use super::dial::Dial;
-use super::link::{Counts, Link, Opened};
+use super::link::{Counts, Link, Opened, Refused};
 use crate::failure::Failure;
 use crate::response::Response;
 use crate::workload::{Request, Wire};
@@ -28,7 +28,7 @@ impl<L: Link> Conn<L> {
         dial: &Dial,
         server_name: Option<&str>,
         timeout: Duration,
-    ) -> Result<(Conn<L>, Duration, Option<Duration>), Failure> {
+    ) -> Result<(Conn<L>, Duration, Option<Duration>), Refused> {
         let Opened {
             link,
             connect,

@@ -15,7 +15,7 @@ use hyper_util::rt::TokioIo;
 use vload_schema::ErrorKind;
 
 use super::dial::Dial;
-use super::link::{Counts, Link, Opened};
+use super::link::{Counts, Link, Opened, Refused};
 use crate::cache::classify as classify_headers;
 use crate::failure::{Failure, io_kind};
 use crate::response::Response;
@@ -65,12 +65,15 @@ fn handshake_failed(dial: &Dial, e: &hyper::Error) -> Failure {
 impl Link for Hyper1 {
     const MULTIPLEXED: bool = false;
 
-    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Refused> {
         let (io, connect, handshake) = dial.transport(server_name).await?;
         let (sender, connection) = http1::Builder::new()
             .handshake(TokioIo::new(io))
             .await
-            .map_err(|e| handshake_failed(dial, &e))?;
+            .map_err(|e| Refused {
+                failure: handshake_failed(dial, &e),
+                transport: Some((connect, handshake)),
+            })?;
         let link = Hyper1 {
             sender,
             driver: Some(Box::pin(connection)),
@@ -126,12 +129,15 @@ impl Link for Hyper1 {
 impl Link for Hyper2 {
     const MULTIPLEXED: bool = true;
 
-    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Failure> {
+    async fn open(dial: &Dial, server_name: Option<&str>) -> Result<Opened<Self>, Refused> {
         let (io, connect, handshake) = dial.transport(server_name).await?;
         let (sender, connection) = http2::Builder::new(LocalExec)
             .handshake(TokioIo::new(io))
             .await
-            .map_err(|e| handshake_failed(dial, &e))?;
+            .map_err(|e| Refused {
+                failure: handshake_failed(dial, &e),
+                transport: Some((connect, handshake)),
+            })?;
         tokio::task::spawn_local(async move {
             // Errors surface on the streams that see them.
             let _ = connection.await;

@@ -21,7 +21,7 @@ pub(crate) trait Link: Sized + 'static {
     fn open(
         dial: &Dial,
         server_name: Option<&str>,
-    ) -> impl Future<Output = Result<Opened<Self>, Failure>>;
+    ) -> impl Future<Output = Result<Opened<Self>, Refused>>;
 
     /// Another stream of the same connection, for a protocol that carries several requests
     /// at once; `None` for one that carries one at a time.
@@ -47,6 +47,25 @@ pub(crate) trait Link: Sized + 'static {
 
     /// What crossed it since the last call, whether the exchanges completed or not.
     fn take_counts(&mut self) -> Counts;
+}
+
+/// A connection that could not be opened: why, and, when its transport was made before
+/// the protocol's handshake failed (a server that accepts TCP and never sends HTTP/2's
+/// SETTINGS), how long the transport took: the connection was opened all the same, and is
+/// counted as HTTP/1.1's would be.
+pub(crate) struct Refused {
+    pub(crate) failure: Failure,
+    /// The TCP connect and the TLS handshake, when they were done.
+    pub(crate) transport: Option<(Duration, Option<Duration>)>,
+}
+
+impl From<Failure> for Refused {
+    fn from(failure: Failure) -> Refused {
+        Refused {
+            failure,
+            transport: None,
+        }
+    }
 }
 
 /// A connection just opened, and how long its steps took.

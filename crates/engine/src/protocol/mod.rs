@@ -22,4 +22,4 @@ mod link;
 pub(crate) use conn::Conn;
 pub(crate) use dial::Dial;
 pub(crate) use hyper::{Hyper1, Hyper2};
-pub(crate) use link::{Counts, Link, Opened};
+pub(crate) use link::{Counts, Link, Opened, Refused};

@@ -180,6 +180,13 @@ fn parse_url(text: &str) -> Result<Target, String> {
             .map_err(|e| format!("invalid path '{text}': {e}"))?;
         return Ok(empty_target(None, None, path));
     }
+    // Credentials in the URL go out as Basic auth, as for the attack's URL: never in the
+    // Host header, an error message or the run file.
+    let (userinfo, stripped) = match crate::url::take_userinfo(text) {
+        Some((userinfo, url)) => (Some(userinfo), url),
+        None => (None, text.to_owned()),
+    };
+    let text = stripped.as_str();
     let uri: Uri = text
         .parse()
         .map_err(|e| format!("invalid URL '{text}': {e}"))?;
@@ -202,7 +209,13 @@ fn parse_url(text: &str) -> Result<Target, String> {
         .cloned()
         .unwrap_or_else(|| PathAndQuery::from_static("/"));
     let https = uri.scheme_str() == Some("https");
-    Ok(empty_target(Some(authority), Some(https), path))
+    let mut target = empty_target(Some(authority), Some(https), path);
+    if let Some(userinfo) = userinfo {
+        let value = http::HeaderValue::from_str(&crate::url::basic_authorization(&userinfo))
+            .map_err(|e| format!("invalid credentials in the URL '{text}': {e}"))?;
+        target.headers.insert(http::header::AUTHORIZATION, value);
+    }
+    Ok(target)
 }
 
 /// The port of an authority, when it names one, must be 1-65535: the `http` crate reads

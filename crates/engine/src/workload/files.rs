@@ -353,6 +353,28 @@ mod tests {
         assert_eq!(collect(&p, 5, 0, 1), ["/a", "/b?x=1", "/a", "/b?x=1", "/a"]);
     }
 
+    /// #45: a target's credentials go out as Basic auth, never in its Host header or the
+    /// names an error prints.
+    #[test]
+    fn credentials_in_a_target_url_become_basic_auth() {
+        let p = plan(
+            file("u9.txt", "http://user:secret@h.example:8080/t\n"),
+            TargetFormat::Urls,
+            Pick::Sequential,
+        );
+        let summary = p.validate().unwrap();
+        assert_eq!(summary.hosts, ["h.example:8080"]);
+        let target = &walk(&p, 1, 0, 1, Shard::WHOLE)[0];
+        assert_eq!(
+            target.authority.as_ref().unwrap().as_str(),
+            "h.example:8080"
+        );
+        assert_eq!(
+            target.headers[http::header::AUTHORIZATION],
+            "Basic dXNlcjpzZWNyZXQ="
+        );
+    }
+
     #[test]
     fn workers_take_disjoint_shares_in_order() {
         let p = plan(

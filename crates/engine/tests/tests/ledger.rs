@@ -278,3 +278,20 @@ on_both_drivers! {
         assert_eq!(run.window.measured_s, 1.0);
     }
 }
+
+/// #45: a server that accepts TCP and never sends HTTP/2's SETTINGS opened connections all
+/// the same, as HTTP/1.1 counts them: `connections_opened` was 0 with `--http2` where
+/// HTTP/1.1 recorded 4.
+#[test]
+fn a_connection_whose_http2_handshake_fails_is_counted_opened() {
+    let addr = silent(30);
+    for protocol in [PROTOCOLS[0], PROTOCOLS[2]] {
+        let mut p = plan(addr, "/", closed(2), secs(1.0));
+        p.timeout = Duration::from_secs(5);
+        p.connect_timeout = Duration::from_millis(300);
+        p.protocol = protocol;
+        let run = balanced(attack(p), &format!("{protocol:?}"));
+        let t = &run.totals;
+        assert!(t.connections_opened >= 2, "{protocol:?}: {t:?}");
+    }
+}

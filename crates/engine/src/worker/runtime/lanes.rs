@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::idle::{Spot, Woken};
 use super::state::Tokio;
 use crate::model::Due;
-use crate::protocol::{Conn, Link};
+use crate::protocol::{Conn, Link, Refused};
 use crate::worker::lane::{Act, Exchanged, Lane, Phase};
 use crate::workload::{Drawn, Form};
 
@@ -127,7 +127,13 @@ async fn connect<L: Link>(driver: &Rc<Tokio<L>>, lane: &mut Lane, links: &mut Li
     };
     let now = Instant::now();
     match connected {
-        Err(failure) => lane.refused(core, now, failure),
+        Err(Refused { failure, transport }) => {
+            // The transport was made and the protocol's handshake failed: opened all the same.
+            if let Some((tcp, tls)) = transport {
+                core.recorder.connected(now, tcp, tls);
+            }
+            lane.refused(core, now, failure)
+        }
         Ok((conn, took, handshake)) => {
             for _ in 1..core.plan.protocol.streams() {
                 if let Some(stream) = conn.stream(core.plan.timeout) {
@@ -265,7 +271,12 @@ async fn exchange_as<L: Link>(
                     .connected(Instant::now(), took, handshake);
                 (host.into(), conn)
             }
-            Err(failure) => return (Some(Err(failure)), survives),
+            Err(Refused { failure, transport }) => {
+                if let Some((tcp, tls)) = transport {
+                    driver.core.recorder.connected(Instant::now(), tcp, tls);
+                }
+                return (Some(Err(failure)), survives);
+            }
         },
     };
     let result = exchange(driver, &mut side, drawn, deadline).await;
