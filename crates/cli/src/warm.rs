@@ -121,14 +121,23 @@ fn warm_by_pass(
     }
     let run = vload_engine::run(warm_plan, &mut (), session)?;
     let classified = run.cache.hit + run.cache.miss;
+    let t = &run.totals;
+    // Done when every object was answered: a request that failed (the origin not yet
+    // listening, a reset, a timeout) or was never sent fetched nothing into the cache.
+    let answered: u64 = t.status_codes.values().sum();
+    let asked = t.intended.max(t.sent);
+    let failed = asked.saturating_sub(answered);
     let record = WarmRecord {
         until: "pass".into(),
-        // Ended by its count, not by --warmup-max or Ctrl-C.
-        reached: !run.interrupted && run.window.measured_s < max.as_secs_f64() - 1e-3,
+        // Ended by its count, not by --warmup-max or Ctrl-C, every object answered.
+        reached: !run.interrupted
+            && run.window.measured_s < max.as_secs_f64() - 1e-3
+            && failed == 0,
         seconds: run.window.measured_s,
         max_s: max.as_secs_f64(),
         requests: run.totals.sent,
         hit_ratio: (classified > 0).then(|| run.cache.hit as f64 / classified as f64),
+        failed,
     };
     if !quiet {
         crate::paint::say!(
@@ -192,6 +201,7 @@ pub(crate) fn warm_up(
         max_s: max.as_secs_f64(),
         requests: run.totals.sent,
         hit_ratio: (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64),
+        failed: 0,
     };
     if !quiet {
         crate::paint::say!(

@@ -110,4 +110,9 @@ pub struct WarmRecord {
     /// The hit ratio over its last 5 seconds, 0 to 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hit_ratio: Option<f64>,
+    /// A pass: the objects it asked for and got no response for (connect refused, reset,
+    /// timed out, never sent); a pass with any is not `reached`, since those objects were
+    /// never fetched into the cache.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub failed: u64,
 }

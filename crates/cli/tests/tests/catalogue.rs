@@ -1,7 +1,7 @@
 //! `--catalogue` against the built-in origin: what is asked is what is served, the run file
 //! keeps the catalogue and its model, and bad flags are one clear line.
 
-use crate::util::{Scratch, read_run, run, shared, stderr, vload};
+use crate::util::{OriginConfig, Scratch, read_run, run, shared, spawn, stderr, stdout, vload};
 
 #[test]
 fn a_catalogue_is_served_as_it_says_and_recorded_with_its_model() {
@@ -232,4 +232,44 @@ fn a_warm_up_of_one_pass_asks_each_target_once_before_the_attack() {
         let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
         assert!(errors.len() == 1 && errors[0].contains(needle), "{err}");
     }
+}
+
+/// #45: a pass whose requests failed (an origin that resets every 10th connection's
+/// request, or that is not yet listening) is not a warm cache: the objects without a
+/// response are counted and named, and the pass is not marked reached.
+#[test]
+fn a_pass_with_failed_requests_is_not_complete() {
+    let _turn = shared();
+    let origin = spawn(OriginConfig {
+        threads: Some(1),
+        reset_every: Some(10),
+        ..OriginConfig::loopback()
+    })
+    .unwrap();
+    let dir = Scratch::new("warm-pass-failed");
+    let out = dir.path("pass.json");
+    let o = run(
+        vload().args([
+            "attack",
+            "--catalogue",
+            "200",
+            "--warmup-until",
+            "pass",
+            "-n",
+            "10",
+            "-c",
+            "2",
+            "--no-progress",
+            "-o",
+            out.to_str().unwrap(),
+            &origin.url(),
+        ]),
+        0,
+    );
+    let run_file = read_run(&out);
+    let warmed = run_file.warmed.as_ref().unwrap();
+    assert!(!warmed.reached, "{warmed:?}");
+    assert!(warmed.failed > 0, "{warmed:?}");
+    let text = stdout(&o) + &stderr(&o);
+    assert!(text.contains("one pass NOT complete"), "{text}");
 }

@@ -112,13 +112,20 @@ fn seconds_text(s: f64) -> String {
 pub fn warmed_line(w: &WarmRecord) -> String {
     let ratio = w.hit_ratio.map_or_else(|| "n/a".to_owned(), percent);
     if w.until == "pass" {
+        if w.failed > 0 {
+            return format!(
+                "one pass NOT complete: {} of {} objects got no response (refused, reset, timed out or never sent), so they were never fetched into the cache; the cold bound assumes nothing of them (it hit {ratio})",
+                count(w.failed),
+                count(w.requests.max(w.failed))
+            );
+        }
         let done = if w.reached {
             "warmed by one pass"
         } else {
             "one pass cut short by --warmup-max"
         };
         return format!(
-            "{done}: {} requests in {:.1} s, every object asked once (it hit {ratio})",
+            "{done}: {} requests in {:.1} s, every object asked once and answered (it hit {ratio})",
             count(w.requests),
             w.seconds
         );
