@@ -1,6 +1,7 @@
 //! What each burst of purges did to the cache: the hit ratio before it and at its lowest
-//! after, the misses it added over the rate before it, and how long the hit ratio took to
-//! come back, all from the run's one-second intervals.
+//! after, the misses on the objects purged (their refetches, counted on them), the misses it
+//! added over the rate before it, and how long the hit ratio took to come back, all from the
+//! run's one-second intervals.
 
 use serde::Serialize;
 use vload_schema::{Interval, PurgeBurst, RunFile};
@@ -28,6 +29,10 @@ pub struct PurgeEffect {
     /// Misses from the burst's second until the next burst (at most 10 s), over the miss
     /// rate before it: what the purges cost the origin.
     pub extra_misses: Option<f64>,
+    /// Misses on the objects purged themselves over the same seconds: each purged object
+    /// refetched (the cache coalescing the requests that wait for it counts it once).
+    /// `None` in files that did not count them apart.
+    pub refetched: Option<u64>,
     /// Seconds from the burst until the end of the first second whose hit ratio was back
     /// within a point of the baseline; `None` when it did not come back in the seconds seen.
     pub refill_s: Option<f64>,
@@ -84,6 +89,11 @@ fn effect(burst: &PurgeBurst, before: &[Interval], after: &[Interval]) -> PurgeE
         let span: f64 = after.iter().map(|i| i.duration_s).sum();
         (misses as f64 - rate * span).max(0.0)
     });
+    let watched = before
+        .iter()
+        .chain(after)
+        .any(|i| i.purged_hits + i.purged_misses > 0);
+    let refetched = watched.then(|| after.iter().map(|i| i.purged_misses).sum());
     let refill = base.and_then(|base| {
         after
             .iter()
@@ -102,6 +112,7 @@ fn effect(burst: &PurgeBurst, before: &[Interval], after: &[Interval]) -> PurgeE
         hit_ratio_before: base,
         hit_ratio_low: low,
         extra_misses: extra,
+        refetched,
         refill_s: refill,
     }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Job {
     pub(crate) warmup: bool,
     /// Its target's groups in the breakdowns (none until a target is drawn).
     pub(crate) tags: Tags,
+    /// Its target is a watched catalogue object.
+    pub(crate) watched: bool,
 }
 
 impl Job {
@@ -36,6 +38,7 @@ impl Job {
             stage: 0,
             warmup,
             tags: Tags::UNDRAWN,
+            watched: false,
         }
     }
 
@@ -48,6 +51,7 @@ impl Job {
             stage,
             warmup,
             tags: Tags::UNDRAWN,
+            watched: false,
         }
     }
 

@@ -116,6 +116,10 @@ pub struct AttackPlan {
     pub targets: Option<crate::TargetPlan>,
     /// A synthetic cache workload to draw requests from, instead of target files.
     pub catalogue: Option<vload_cache::Catalogue>,
+    /// The catalogue's objects below this id (its most popular, the ones `--purge-every`
+    /// purges) are watched: their hits and misses are counted apart each second, so that a
+    /// purge's refetches are counted on the objects purged (0: none).
+    pub watched_objects: u64,
     /// URL classes a breakdown groups requests by (`--class NAME=REGEX`), first match wins.
     pub classes: Vec<UrlClass>,
     /// The cache capacity the run file's model is for (`--cache-size`).
@@ -285,6 +289,7 @@ impl AttackPlan {
             hlog: None,
             targets: None,
             catalogue: None,
+            watched_objects: 0,
             classes: Vec::new(),
             cache_capacity: None,
             requests_per_connection: None,

@@ -181,6 +181,8 @@ pub(crate) struct IntervalStats {
     /// Open loop: requests that fell due with every connection vload may open in use.
     pub(crate) capped: u64,
     pub(crate) cache: [u64; 3],
+    /// Hits and misses of the watched objects ([`crate::AttackPlan::watched_objects`]).
+    pub(crate) watched: [u64; 2],
     pub(crate) cache_sources: [u64; 4],
     pub(crate) response: Distribution,
     pub(crate) service: Distribution,
@@ -301,6 +303,7 @@ impl IntervalStats {
             queued: 0,
             capped: 0,
             cache: [0; 3],
+            watched: [0; 2],
             cache_sources: [0; 4],
             response: d.fresh(),
             service: d.fresh(),
@@ -342,6 +345,9 @@ impl IntervalStats {
         self.queue_timeouts += other.queue_timeouts;
         self.queued += other.queued;
         self.capped += other.capped;
+        for (a, b) in self.watched.iter_mut().zip(other.watched) {
+            *a += b;
+        }
         for (a, b) in self.cache.iter_mut().zip(other.cache) {
             *a += b;
         }

@@ -284,6 +284,13 @@ pub struct Interval {
     pub hits: u64,
     /// Responses classified as not hits.
     pub misses: u64,
+    /// Of `hits`, those for the objects `--purge-every` purges (the catalogue's most
+    /// popular): a purge's refetches are the misses on the objects purged.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub purged_hits: u64,
+    /// Of `misses`, those for the objects `--purge-every` purges.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub purged_misses: u64,
     /// Primary latency of the requests completed in this interval.
     pub latency: LatencyRecord,
     /// CPU seconds the watched server process used in this interval (`--watch-pid`).

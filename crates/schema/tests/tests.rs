@@ -168,6 +168,8 @@ mod golden {
                 stray_closes: 0,
                 hits: 3,
                 misses: 1,
+                purged_hits: 0,
+                purged_misses: 0,
                 latency: record(&response),
                 server_cpu_s: None,
                 server: None,

@@ -64,3 +64,45 @@ fn a_burst_shows_its_dip_its_extra_misses_and_its_refill() {
     );
     assert!(text.contains("not within the seconds seen"), "{text}");
 }
+
+/// #45: while the cache still fills, misses above the rate before say little (they showed
+/// 0, 0 and 18 extra misses for bursts of 50 objects all refetched): the misses on the
+/// objects purged, counted on them, say each burst's 50 refetches.
+#[test]
+fn refetches_are_counted_on_the_objects_purged_while_the_cache_fills() {
+    let mut run = synthetic("filling", 12, 1_000, 1e6, 7);
+    // A cache filling: 400 misses a second falling by 30 a second; each burst's 50 purged
+    // objects are refetched in the second after it (and are hits otherwise).
+    for (i, interval) in run.intervals.iter_mut().enumerate() {
+        interval.misses = 400 - 30 * i as u64;
+        interval.hits = interval.completed - interval.misses;
+        interval.purged_misses = if matches!(i, 3 | 6 | 9) { 50 } else { 0 };
+        interval.purged_hits = 100 - interval.purged_misses;
+    }
+    run.purges = Some(PurgeRecord {
+        method: "PURGE".into(),
+        header: None,
+        every_s: 3.0,
+        objects: 50,
+        bursts: [3.0, 6.0, 9.0]
+            .into_iter()
+            .map(|at| PurgeBurst {
+                sent: 50,
+                status_codes: BTreeMap::from([(200, 50)]),
+                ..burst(at)
+            })
+            .collect(),
+    });
+    let e = effects(&run);
+    assert_eq!(e.len(), 3);
+    for effect in &e {
+        assert_eq!(effect.extra_misses, Some(0.0), "{effect:?}");
+        assert_eq!(effect.refetched, Some(50), "{effect:?}");
+    }
+    let text =
+        vload_analyze::render::report::text::render(&vload_analyze::Summary::of(&run).unwrap());
+    assert!(
+        text.contains("50 misses on the 50 objects purged"),
+        "{text}"
+    );
+}

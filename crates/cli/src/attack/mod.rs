@@ -173,6 +173,9 @@ impl Session {
             None => None,
         };
         let spec = args.cache.purges(plan.tls.is_some())?;
+        let mut plan = plan;
+        // The objects purged are watched: their refetches are counted on them.
+        plan.watched_objects = spec.as_ref().map_or(0, |s| s.objects);
         let mut purger = crate::purge::Purger::start(spec.as_ref(), &plan);
         let result = vload_engine::run(
             plan,

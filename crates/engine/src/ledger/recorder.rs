@@ -402,6 +402,10 @@ impl Recorder {
                 }
                 stats.count_status(status);
                 stats.count_cache(cache.0, cache.1);
+                if job.watched {
+                    stats.watched[0] += u64::from(cache.0.is_hit());
+                    stats.watched[1] += u64::from(cache.0.is_miss());
+                }
             }
             Outcome::Failed {
                 failure,

@@ -214,6 +214,7 @@ impl Lane {
             return self.done(core);
         };
         job.tags = drawn.tags;
+        job.watched = drawn.watched;
         core.recorder.begin(&job, now);
         self.served += 1;
         let last = core

@@ -14,11 +14,13 @@ pub(super) struct CatalogueDraws {
     /// The attack's request around the object's path and host (lean HTTP/1.1); `None` for
     /// the clients that take a target.
     frame: Option<Frame>,
+    /// Objects below this id are watched ([`crate::AttackPlan::watched_objects`]).
+    watched: u64,
 }
 
 impl CatalogueDraws {
-    pub(super) fn new(frame: Option<Frame>) -> CatalogueDraws {
-        CatalogueDraws { frame }
+    pub(super) fn new(frame: Option<Frame>, watched: u64) -> CatalogueDraws {
+        CatalogueDraws { frame, watched }
     }
 
     /// The next object's request, written into `arena` when it goes out as bytes.
@@ -29,6 +31,7 @@ impl CatalogueDraws {
         arena: &mut BytesMut,
     ) -> Drawn {
         let id = sampler.next_id();
+        let watched = id < self.watched;
         let catalogue = sampler.catalogue();
         let Some(frame) = &self.frame else {
             let target = target(catalogue, id);
@@ -36,6 +39,7 @@ impl CatalogueDraws {
             return Drawn {
                 tags,
                 form: Form::Target(Box::new(target)),
+                watched,
             };
         };
         let (mut start, mut end) = (0, 0);
@@ -60,6 +64,7 @@ impl CatalogueDraws {
                 },
                 authority: None,
             },
+            watched,
         }
     }
 }

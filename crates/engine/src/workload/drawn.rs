@@ -13,6 +13,8 @@ pub(crate) struct Drawn {
     pub(crate) tags: Tags,
     /// What goes out.
     pub(crate) form: Form,
+    /// A catalogue object the plan watches ([`crate::AttackPlan::watched_objects`]).
+    pub(crate) watched: bool,
 }
 
 impl Drawn {

@@ -111,7 +111,11 @@ impl Held {
                 authority: self.authorities[set].get(index).cloned().flatten(),
             },
         };
-        Drawn { tags, form }
+        Drawn {
+            tags,
+            form,
+            watched: false,
+        }
     }
 }
 

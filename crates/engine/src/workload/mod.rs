@@ -69,7 +69,7 @@ impl Workload {
         let prepared = Prepared::new(plan);
         let wire = plan.protocol.sends_prepared_bytes();
         let catalogue = matches!(source, Source::Catalogue(_))
-            .then(|| CatalogueDraws::new(wire.then(|| prepared.frame())));
+            .then(|| CatalogueDraws::new(wire.then(|| prepared.frame()), plan.watched_objects));
         let writes = catalogue.is_some() || matches!(source, Source::Files(_, None));
         Workload {
             prepared,
@@ -96,6 +96,7 @@ impl Workload {
             Source::Own => Some(Drawn {
                 tags: Tags::UNDRAWN,
                 form: Form::Own,
+                watched: false,
             }),
             Source::Catalogue(sampler) => {
                 let draws = catalogue.as_ref().expect("a catalogue has its draws");
@@ -112,6 +113,7 @@ impl Workload {
                         Drawn {
                             tags,
                             form: self.form(*target, arena),
+                            watched: false,
                         }
                     }
                     (Picked::Held { .. }, None) => unreachable!("a held pick has its lists"),

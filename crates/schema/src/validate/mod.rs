@@ -103,6 +103,12 @@ impl RunFile {
             for n in counts.into_iter().chain(interval.errors.values().copied()) {
                 bounded(&field, n, MAX_INTERVAL_COUNT)?;
             }
+            if interval.purged_hits > interval.hits || interval.purged_misses > interval.misses {
+                return Err(invalid(
+                    format!("{field}.purged_hits"),
+                    "more hits or misses on the purged objects than in all",
+                ));
+            }
             interval.latency.validate(&format!("{field}.latency"))?;
         }
         if self.schema_version >= 3 {

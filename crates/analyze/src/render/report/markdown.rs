@@ -176,9 +176,11 @@ fn cache_rows(rows: &mut Vec<Vec<String>>, s: &Summary) {
         rows.push(vec![
             format!("purge burst at {}", seconds(e.at_s)),
             format!(
-                "{} sent, {} 2xx; {} extra misses",
+                "{} sent, {} 2xx; {}{} extra misses",
                 count(e.sent),
                 count(e.ok),
+                e.refetched
+                    .map_or_else(String::new, |n| format!("{} misses on them, ", count(n))),
                 e.extra_misses
                     .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.0}"))
             ),

@@ -92,11 +92,16 @@ fn render_purges(out: &mut String, p: &PurgeRecord, effects: &[PurgeEffect]) {
             &format!("  at {}", seconds_text(e.at_s)),
             "[hit ratio before, low, refill]",
             &format!(
-                "{}, {}, {}; {} extra misses (origin fetches) over the rate before",
+                "{}, {}, {}; {}{} extra misses (origin fetches) over the rate before",
                 pct(e.hit_ratio_before),
                 pct(e.hit_ratio_low),
                 e.refill_s
                     .map_or_else(|| "not within the seconds seen".to_owned(), seconds_text),
+                e.refetched.map_or_else(String::new, |n| format!(
+                    "{} misses on the {} objects purged, ",
+                    count(n),
+                    count(e.sent)
+                )),
                 e.extra_misses
                     .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.0}"))
             ),
