@@ -60,7 +60,15 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         environment: env::environment(),
         plan: plan_record(plan, context.targets.as_ref()),
         workload_hash: env::workload_hash(plan, context.targets.as_ref().map(|t| &t.hash)),
-        window: window(plan, context, attack_end, end),
+        window: window(
+            plan,
+            context,
+            (
+                c.summaries.iter().filter_map(|s| s.first_send).min(),
+                attack_end,
+                end,
+            ),
+        ),
         totals: totals(t, open, errors(&c), backlog),
         latency: latency(t, open),
         cache: CacheCounts {
@@ -106,7 +114,12 @@ fn arrivals(summaries: &[WorkerSummary]) -> Option<vload_schema::ArrivalSample> 
     vload_schema::ArrivalSample::combine(summaries.iter().filter_map(|s| s.arrivals.clone()))
 }
 
-fn window(plan: &AttackPlan, context: &RunContext, attack_end: Instant, end: Instant) -> Window {
+/// The window from the worker's instants: the first send, the end of sending, the end.
+fn window(
+    plan: &AttackPlan,
+    context: &RunContext,
+    (first_send, attack_end, end): (Option<Instant>, Instant, Instant),
+) -> Window {
     let t0 = context.t0;
     let sending_s = attack_end.saturating_duration_since(t0).as_secs_f64();
     let warmup_s = plan.warmup.as_secs_f64().min(sending_s);
@@ -114,12 +127,18 @@ fn window(plan: &AttackPlan, context: &RunContext, attack_end: Instant, end: Ins
         warmup_s,
         measured_s: (sending_s - warmup_s).max(0.0),
         wait_s: end.saturating_duration_since(attack_end).as_secs_f64(),
-        start_offset_s: plan
-            .start_at
-            .map(|at| match context.started_at.duration_since(at) {
+        // From `--start-at` to the first send (a shard frozen past its start shows it), or
+        // to the start when nothing was sent.
+        start_offset_s: plan.start_at.map(|at| {
+            let planned = match context.started_at.duration_since(at) {
                 Ok(late) => late.as_secs_f64(),
                 Err(early) => -early.duration().as_secs_f64(),
-            }),
+            };
+            planned
+                + first_send.map_or(0.0, |first| {
+                    first.saturating_duration_since(t0).as_secs_f64()
+                })
+        }),
     }
 }
 

@@ -159,7 +159,8 @@ pub struct Window {
     pub measured_s: f64,
     /// Seconds from the last dispatch until the last response arrived (vegeta's "wait").
     pub wait_s: f64,
-    /// With `--start-at`: how much later than asked the attack began, on this machine's clock.
+    /// With `--start-at`: how much later than asked the first request went out, on this
+    /// machine's clock (a shard frozen or slow to start shows it here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_offset_s: Option<f64>,
 }

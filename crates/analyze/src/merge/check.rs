@@ -174,6 +174,18 @@ fn timing(runs: &[(String, RunFile)]) -> Vec<String> {
         .collect();
     let latest_start = spans.iter().max_by_key(|s| s.1);
     let earliest_end = spans.iter().min_by_key(|s| s.2);
+    let earliest_start = spans.iter().min_by_key(|s| s.1);
+    if let (Some(late), Some(early), Some(first)) = (latest_start, earliest_end, earliest_start)
+        && late.1 <= early.2
+        && late.1 - first.1 > super::TOGETHER_MS
+    {
+        findings.push(format!(
+            "shards began {:.1} s apart ('{}' after '{}'): the merged window is their union on the wall clock, and its seconds outside their overlap carry only some shards' load; start them together with one --start-at",
+            (late.1 - first.1) as f64 / 1000.0,
+            late.0,
+            first.0
+        ));
+    }
     if let (Some(late), Some(early)) = (latest_start, earliest_end)
         && late.1 > early.2
     {

@@ -52,7 +52,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     // would count it several times. A merged report leaves them out.
     out.server = None;
     let overlapping = overlapping(runs, &starts);
-    out.window = merged_window(runs, overlapping);
+    out.window = merged_window(runs, &starts, overlapping);
     out.stages = merge_stages(runs, &starts, overlapping)?;
     out.breakdowns = breakdowns::merge_breakdowns(runs)?;
     // A sweep's answer belongs to its own steps.
@@ -93,6 +93,10 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
 }
 
 /// True when every run began before every other ended: shards of one attack.
+/// Shards that began this close together began together (clocks, and processes started
+/// by hand, are no closer).
+pub(crate) const TOGETHER_MS: i64 = 1_000;
+
 fn overlapping(runs: &[(String, RunFile)], starts: &[i64]) -> bool {
     runs.iter().zip(starts).all(|((_, r), s)| {
         let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
@@ -100,19 +104,39 @@ fn overlapping(runs: &[(String, RunFile)], starts: &[i64]) -> bool {
     })
 }
 
-/// Runs that overlap in time are shards of one attack (the window is the longest); runs
-/// that do not are consecutive parts (windows add).
-fn merged_window(runs: &[(String, RunFile)], overlapping: bool) -> vload_schema::Window {
+/// Runs that overlap in time are shards of one attack (the window is the longest, or,
+/// when they began more than [`TOGETHER_MS`] apart, the union of their measured windows on
+/// the wall clock, which the per-second data spans); runs that do not are consecutive parts
+/// (windows add).
+fn merged_window(
+    runs: &[(String, RunFile)],
+    starts: &[i64],
+    overlapping: bool,
+) -> vload_schema::Window {
     let windows = runs.iter().map(|(_, r)| r.window);
     if overlapping {
-        windows
+        let mut window = windows
             .reduce(|acc, w| vload_schema::Window {
                 warmup_s: acc.warmup_s.max(w.warmup_s),
                 measured_s: acc.measured_s.max(w.measured_s),
                 wait_s: acc.wait_s.max(w.wait_s),
                 start_offset_s: None,
             })
-            .expect("runs are not empty")
+            .expect("runs are not empty");
+        let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
+        if spread > TOGETHER_MS {
+            // Measured windows on the wall clock, in seconds from the earliest start.
+            let earliest = *starts.iter().min().unwrap_or(&0);
+            let spans = runs.iter().zip(starts).map(|((_, r), s)| {
+                let from = (s - earliest) as f64 / 1000.0 + r.window.warmup_s;
+                (from, from + r.window.measured_s)
+            });
+            let (from, to) = spans.fold((f64::INFINITY, 0.0f64), |(lo, hi), (a, b)| {
+                (lo.min(a), hi.max(b))
+            });
+            window.measured_s = window.measured_s.max(to - from);
+        }
+        window
     } else {
         let sum = |f: fn(&vload_schema::Window) -> f64| {
             runs.iter().map(|(_, r)| f(&r.window)).sum::<f64>()

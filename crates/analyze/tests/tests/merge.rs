@@ -123,3 +123,34 @@ fn a_merge_pools_the_arrival_samples_and_leaves_the_checks_to_its_own_data() {
     assert!(m.checks.is_empty(), "a's checks would stand for the merge");
     m.validate().unwrap();
 }
+
+/// #45: two shards started 2 s apart (`--start-at` T and T+2 s, 3 s each) merged without a
+/// word into a 3 s report whose seconds spanned 5 s: the merged window is their union, and
+/// the check says they did not start together.
+#[test]
+fn shards_started_apart_say_so_and_span_their_union() {
+    let mut a = synthetic("x", 3, 1_000, 1e5, 1);
+    let mut b = synthetic("x", 3, 1_000, 1e5, 2);
+    a.started_at = "2026-11-27T10:00:00.000Z".into();
+    b.started_at = "2026-11-27T10:00:02.000Z".into();
+    b.environment.hostname = "loadgen-2".into();
+    for (index, run) in [&mut a, &mut b].into_iter().enumerate() {
+        run.plan.shard = Some(vload_schema::ShardRecord {
+            index: index as u32,
+            count: 2,
+            connections: run.plan.connections,
+            rate_per_s: None,
+        });
+    }
+    let runs = vec![("a.json".to_owned(), a), ("b.json".to_owned(), b)];
+    let findings = vload_analyze::merge::check_shards(&runs, false).unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.contains("shards began 2.0 s apart ('b.json' after 'a.json')")),
+        "{findings:?}"
+    );
+    let m = merge(&runs).unwrap();
+    assert_eq!(m.intervals.len(), 5);
+    assert!((m.window.measured_s - 5.0).abs() < 1e-9, "{:?}", m.window);
+}

@@ -220,3 +220,29 @@ fn impossible_shards_are_refused() {
     assert!(stderr(&out).contains("RFC 3339"), "{}", stderr(&out));
     assert_eq!(origin.stats().requests_total, 0);
 }
+
+/// #45: a shard frozen past its `--start-at` recorded a start offset of 0.0: the offset is
+/// the first send's, so the merge can say that shard began late.
+#[test]
+fn a_shard_frozen_past_its_start_records_when_it_sent_first() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("frozen-shard");
+    let out = dir.path("late.json");
+    let mut cmd = vload();
+    cmd.args(["attack", "-r", "100", "-d", "4s", "--shard", "0/2"])
+        .args(["--start-at", &start_at(1), "--no-progress", "--quiet", "-o"])
+        .arg(&out)
+        .arg(origin.url());
+    // Frozen from 0.3 s after its launch until 3.1 s: about 2 s past its start.
+    let (status, stdout) = run_frozen(
+        &mut cmd,
+        std::time::Duration::from_millis(300),
+        std::time::Duration::from_millis(2_800),
+    );
+    // The frozen client is named (exit 3: the run did not measure the server as planned).
+    assert!(matches!(status.code(), Some(0 | 3)), "{status:?}: {stdout}");
+    let run = read_run(&out);
+    let late = run.window.start_offset_s.unwrap();
+    assert!(late > 1.5, "{:?}", run.window);
+}

@@ -158,6 +158,8 @@ pub(crate) struct Recorder {
     samples: RefCell<[Option<String>; ERROR_KINDS.len()]>,
     /// When the last request went out.
     last_send: Cell<Option<Instant>>,
+    /// When the first request went out (or failed to connect), for the start's offset.
+    first_send: Cell<Option<Instant>>,
 }
 
 impl Recorder {
@@ -176,6 +178,7 @@ impl Recorder {
             tally,
             samples: RefCell::new(Default::default()),
             last_send: Cell::new(None),
+            first_send: Cell::new(None),
         }
     }
 
@@ -189,6 +192,11 @@ impl Recorder {
         self.last_send.get()
     }
 
+    /// When the first request went out, if any did.
+    pub(crate) fn first_send(&self) -> Option<Instant> {
+        self.first_send.get()
+    }
+
     /// The attack's sending ended at `at` (its schedule is over).
     pub(crate) fn sending_ended(&self, at: Instant) {
         self.last_send.set(Some(at));
@@ -198,6 +206,9 @@ impl Recorder {
     pub(crate) fn begin(&self, job: &Job, start: Instant) {
         self.books.send(job);
         self.last_send.set(Some(start));
+        if self.first_send.get().is_none() {
+            self.first_send.set(Some(start));
+        }
     }
 
     /// Records how the request begun for `job` ended: a response, a failure, or `None` at
@@ -279,6 +290,9 @@ impl Recorder {
         let now = Instant::now();
         self.books.send(job);
         self.last_send.set(Some(now));
+        if self.first_send.get().is_none() {
+            self.first_send.set(Some(now));
+        }
         let outcome = Outcome::Failed {
             failure,
             service: None,

@@ -115,6 +115,7 @@ fn wrap_up(core: &Core, clock: &Clock, setup: &WorkerSetup) -> WorkerSummary {
         samples: core.recorder.take_samples(),
         backlog,
         attack_end,
+        first_send: core.recorder.first_send(),
         end: end_instant,
         arrivals: core.model.take_arrivals(),
         peak_connections: core.model.peak(),

@@ -41,6 +41,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) backlog: u64,
     /// When the attack stopped sending (time bound, count bound or interrupt).
     pub(crate) attack_end: Instant,
+    /// When its first request went out, if any did.
+    pub(crate) first_send: Option<Instant>,
     /// When the worker stopped (last response or grace deadline).
     pub(crate) end: Instant,
     /// Poisson: achieved gaps seen in the window, and a sample of them.
