@@ -196,26 +196,86 @@ fn timing(runs: &[(String, RunFile)]) -> Vec<String> {
             early.0
         ));
     }
-    for (name, r) in runs {
-        if let Some(late) = r.window.start_offset_s.filter(|s| s.abs() > 1.0) {
+    let late: Vec<(&String, f64)> = runs
+        .iter()
+        .filter_map(|(name, r)| Some((name, r.window.start_offset_s.filter(|s| s.abs() > 1.0)?)))
+        .collect();
+    match late.as_slice() {
+        [] => {}
+        [(name, late)] => findings.push(format!(
+            "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
+        )),
+        many => findings.push(format!(
+            "{} began more than 1 s after their --start-at (up to {:.1} s): their windows are shifted against the others",
+            some_names(many.iter().map(|(n, _)| *n)),
+            many.iter().map(|(_, l)| *l).fold(0.0, f64::max)
+        )),
+    }
+    // One line however many shards share it: 1,000 shards once printed 1,000 of them.
+    let unsynchronised: Vec<(&String, &str, u64)> = runs
+        .iter()
+        .filter_map(|(name, r)| {
+            let clock = r.environment.clock.filter(|c| !c.synchronized)?;
+            Some((name, r.environment.hostname.as_str(), clock.max_error_us))
+        })
+        .collect();
+    match unsynchronised.as_slice() {
+        [] => {}
+        [(name, host, error)] => findings.push(format!(
+            "'{name}': the clock of {host} is not synchronised (max error {} ms): shards' seconds may not line up",
+            error / 1000
+        )),
+        many => {
+            let mut hosts: Vec<&str> = many.iter().map(|(_, h, _)| *h).collect();
+            hosts.sort_unstable();
+            hosts.dedup();
             findings.push(format!(
-                "'{name}' began {late:.1} s after its --start-at: its window is shifted against the others"
-            ));
-        }
-        if let Some(clock) = r.environment.clock.filter(|c| !c.synchronized) {
-            findings.push(format!(
-                "'{name}': the clock of {} is not synchronised (max error {} ms): shards' seconds may not line up",
-                r.environment.hostname,
-                clock.max_error_us / 1000
+                "{}: the clocks of {} machine{} are not synchronised (max error up to {} ms): shards' seconds may not line up",
+                some_names(many.iter().map(|(n, _, _)| *n)),
+                hosts.len(),
+                if hosts.len() == 1 { "" } else { "s" },
+                many.iter().map(|(_, _, e)| e / 1000).max().unwrap_or(0)
             ));
         }
     }
     findings
 }
 
+/// `'a', 'b', 'c' and 997 more` of some file names.
+fn some_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let names: Vec<&String> = names.collect();
+    let shown: Vec<String> = names.iter().take(3).map(|n| format!("'{n}'")).collect();
+    match names.len().saturating_sub(shown.len()) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// #45: 1,000 unsynchronised shards once printed 1,000 identical lines.
+    #[test]
+    fn many_shards_with_one_trouble_get_one_line() {
+        let mut run =
+            RunFile::from_json(include_str!("../../../schema/tests/data/golden-run.json")).unwrap();
+        run.environment.clock = Some(vload_schema::ClockRecord {
+            synchronized: false,
+            offset_us: 0,
+            max_error_us: 16_000_000,
+            est_error_us: 0,
+        });
+        let runs: Vec<(String, RunFile)> = (0..1000)
+            .map(|i| (format!("shard-{i}.json"), run.clone()))
+            .collect();
+        let findings = timing(&runs);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(
+            findings[0].starts_with("'shard-0.json', 'shard-1.json', 'shard-2.json' and 997 more"),
+            "{findings:?}"
+        );
+    }
 
     #[test]
     fn parses_the_timestamps_vload_writes() {

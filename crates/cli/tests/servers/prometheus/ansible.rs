@@ -308,6 +308,79 @@ fn ansible_runs_a_sharded_attack_across_namespaces_and_prometheus_sums_it() {
         (bucket(p99) - bucket(from_buckets)).abs() <= 1,
         "p99 {p99} s in the run file, {from_buckets} s from Prometheus's buckets"
     );
+    a_dead_shard_costs_only_itself(&dir, &lab, &build);
     drop(lab);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// #45: one shard killed (SIGKILL: no run file) once failed the play before anything was
+/// fetched, and the controller got no merge. The survivors are fetched and merged, the dead
+/// shard is named, and the play fails after the merge is kept.
+fn a_dead_shard_costs_only_itself(dir: &Path, lab: &Lab, build: &Path) {
+    let name = format!("dead-{}", std::process::id());
+    let results = dir.join("results-dead");
+    let vars = format!(
+        "vload_binary: {build}\nvload_url: {url}\nvload_attack_args: [-r, '300', -d, 6s]\n\
+         vload_results_dir: {results}\nvload_start_delay: 12\nvload_timeout: 120\n\
+         vload_run_name: {name}\n",
+        build = build.display(),
+        url = lab.var("ORIGIN_URL"),
+        results = results.display(),
+    );
+    std::fs::write(dir.join("vars-dead.yml"), vars).unwrap();
+    let playbook = Command::new("ansible-playbook")
+        .arg("-i")
+        .arg(lab.dir.join("inventory.yml"))
+        .arg("-e")
+        .arg(format!("@{}", dir.join("vars-dead.yml").display()))
+        .arg(repo().join("deploy/ansible/attack.yml"))
+        .envs(lab.env())
+        .env("ANSIBLE_NOCOLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The shard this playbook launched on the second generator, found by its run file's
+    // name (unique to this test), killed by its PID as soon as it runs.
+    let marker = format!("{name}-shard-1.json");
+    let began = std::time::Instant::now();
+    let killed = loop {
+        let found = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let ours = args.get(1) == Some(&&b"attack"[..])
+                && args.iter().any(|a| a.ends_with(marker.as_bytes()));
+            ours.then_some(pid)
+        });
+        if let Some(pid) = found {
+            // SAFETY: kill(2) on a vload shard this test's playbook started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            break true;
+        }
+        if began.elapsed() > std::time::Duration::from_secs(90) {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = playbook.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(killed, "shard 1 never ran:\n{log}");
+    assert!(
+        !out.status.success(),
+        "a dead shard must fail the play:\n{log}"
+    );
+    assert!(
+        log.contains("shards that did not finish:") && log.contains("(shard 1/3, exit"),
+        "{log}"
+    );
+    let merged = results.join(format!("{name}.json"));
+    let merged = RunFile::from_json(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(
+        merged.totals.intended, 1200,
+        "the two survivors' 300/s x 6 s x 2/3"
+    );
+    let report = std::fs::read_to_string(results.join(format!("{name}.txt"))).unwrap();
+    assert!(report.contains("merged 2 shards of 3"), "{report}");
+    assert!(report.contains("shard 1/3 missing"), "{report}");
 }
