@@ -242,6 +242,8 @@ struct Tally<'a> {
     /// after the warm-up are added to it, so that the measured intervals hold only the
     /// measured window's requests and sum to the totals.
     last_warmup: Option<(usize, IntervalStats)>,
+    /// The last interval's client-health signals, for the observer.
+    signals: crate::ClientSignals,
 }
 
 impl<'a> Tally<'a> {
@@ -256,6 +258,7 @@ impl<'a> Tally<'a> {
             summaries: Vec::new(),
             early: IntervalStats::new(&settings),
             last_warmup: None,
+            signals: crate::ClientSignals::default(),
         }
     }
 
@@ -291,6 +294,7 @@ impl<'a> Tally<'a> {
             self.last_warmup = Some((self.intervals.len(), stats.clone()));
             self.intervals
                 .push(interval_of(index, &stats, true, self.setup.open_loop));
+            self.signals = signals(&stats);
             None
         } else {
             if let Some((_, last)) = &mut self.last_warmup {
@@ -306,6 +310,7 @@ impl<'a> Tally<'a> {
             self.totals.merge(&measured);
             self.intervals
                 .push(interval_of(index, &measured, false, self.setup.open_loop));
+            self.signals = signals(&measured);
             Some(measured)
         };
         self.progress(index, warmup, observer);
@@ -334,6 +339,7 @@ impl<'a> Tally<'a> {
                 .then(|| last.map_or(0.0, |i| i.intended as f64)),
             p50_ns: so_far.quantile(0.5),
             p99_ns: so_far.quantile(0.99),
+            client: self.signals,
         });
         if let Some(interval) = last {
             observer.on_record(interval);
@@ -372,6 +378,17 @@ impl<'a> Tally<'a> {
 }
 
 /// The run file's record of interval `index`.
+/// One interval's client-health signals.
+fn signals(stats: &IntervalStats) -> crate::ClientSignals {
+    crate::ClientSignals {
+        late_sends: stats.late_sends,
+        unsent: stats.unsent,
+        dispatch_lag_p99_ns: stats.dispatch_lag.quantile(0.99),
+        queue_wait_p99_ns: stats.queue_wait.quantile(0.99),
+        hiccup_p99_ns: stats.hiccup.quantile(0.99),
+    }
+}
+
 fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> Interval {
     let primary = if open {
         &stats.response

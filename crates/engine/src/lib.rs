@@ -95,7 +95,7 @@ mod workload;
 
 pub use breakdown::UNCLASSIFIED;
 pub use error::EngineError;
-pub use observe::{Interrupt, Observer, Progress};
+pub use observe::{ClientSignals, Interrupt, Observer, Progress};
 pub use plan::{
     Arrival, AttackPlan, Client, Driver, Load, Protocol, RequestTemplate, Shard, Stop, UrlClass,
 };

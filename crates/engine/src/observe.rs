@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// Live state of an attack, once per interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Progress {
     /// Time since the attack began.
     pub elapsed: Duration,
@@ -30,6 +30,24 @@ pub struct Progress {
     pub p50_ns: Option<u64>,
     /// 99th percentile of the primary latency so far, in ns.
     pub p99_ns: Option<u64>,
+    /// The last interval's client-health signals, as they come (the verdict is the run's,
+    /// at its end): what the live exposition shows.
+    pub client: ClientSignals,
+}
+
+/// One interval's client-health signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClientSignals {
+    /// Open loop: requests sent more than 1 ms after they fell due.
+    pub late_sends: u64,
+    /// Requests that fell due and were never sent.
+    pub unsent: u64,
+    /// Open loop: p99 of how late the sender dispatched requests, in ns.
+    pub dispatch_lag_p99_ns: Option<u64>,
+    /// Open loop: p99 of how long queued requests waited for a connection, in ns.
+    pub queue_wait_p99_ns: Option<u64>,
+    /// p99 of the workers' hiccups (how late their own timers fired), in ns.
+    pub hiccup_p99_ns: Option<u64>,
 }
 
 /// Sees an attack as it runs. The cli draws its progress line from this.

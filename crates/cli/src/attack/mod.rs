@@ -346,7 +346,7 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     let code = finish::report_and_save(&run, output.as_ref(), signal, args.output.quiet);
     // The last scrape: after the run file is written, before vload exits.
     if let Some(metrics) = metrics {
-        metrics.finish(args.output.metrics_linger);
+        metrics.finish(args.output.metrics_linger, run.client_health.verdict.word());
     }
     let code = code?;
     if !balanced {

@@ -30,6 +30,16 @@ pub(super) struct Tally {
     pub(super) buckets: Vec<u64>,
     pub(super) latency_sum_s: f64,
     pub(super) latency_count: u64,
+    /// The client's health as it goes: sends more than 1 ms late (measured window), the
+    /// last second's p99 dispatch lag, queue wait and hiccup, vload's own CPU time, and the
+    /// run's verdict once it has ended.
+    pub(super) late_sends: u64,
+    pub(super) dispatch_lag_p99_s: f64,
+    pub(super) queue_wait_p99_s: f64,
+    pub(super) hiccup_p99_s: f64,
+    pub(super) client_cpu_s: f64,
+    /// The health word (`ok`, `CLIENT-BOUND`, ...) once the run has ended; `running` before.
+    pub(super) verdict: Option<&'static str>,
 }
 
 /// The latency buckets' upper bounds, in seconds: ten a decade from 10 µs to 100 s.
@@ -59,6 +69,7 @@ pub(super) fn render(t: &Tally, openmetrics: bool) -> String {
         u64::from(t.warmup),
     );
     w.latency(t);
+    health(&mut w, t);
     if openmetrics {
         w.out.push_str("# EOF\n");
     }
@@ -128,6 +139,46 @@ fn counters(w: &mut Exposition<'_>, t: &Tally) {
     );
 }
 
+/// The client's health: what says whether the figures measure the server.
+fn health(w: &mut Exposition<'_>, t: &Tally) {
+    w.counter(
+        "vload_late_sends_total",
+        "Requests sent more than 1 ms after they fell due (open loop, measured window).",
+        &[(&[], t.late_sends)],
+    );
+    for (name, help, value) in [
+        (
+            "vload_dispatch_lag_p99_seconds",
+            "The last second's p99 of how late requests were dispatched (open loop).",
+            t.dispatch_lag_p99_s,
+        ),
+        (
+            "vload_queue_wait_p99_seconds",
+            "The last second's p99 of how long queued requests waited for a connection.",
+            t.queue_wait_p99_s,
+        ),
+        (
+            "vload_hiccup_p99_seconds",
+            "The last second's p99 of how late vload's own timers fired (its threads starved).",
+            t.hiccup_p99_s,
+        ),
+    ] {
+        w.gauge_f64(name, help, value);
+    }
+    w.counter_f64(
+        "vload_client_cpu_seconds_total",
+        "CPU time vload's own process used.",
+        t.client_cpu_s,
+    );
+    let name = "vload_client_health";
+    let verdict = t.verdict.unwrap_or("running");
+    let labels = w.labels(&[("verdict", verdict)]);
+    let _ = writeln!(
+        w.out,
+        "# HELP {name} The run's client-health verdict (ok, CLIENT-BOUND, MACHINE-BUSY, CONNECTION-CAPPED, SERVER-LIMITED) once it has ended; running before.\n# TYPE {name} gauge\n{name}{labels} 1"
+    );
+}
+
 /// Writes metric families, each sample with the endpoint's constant labels first.
 struct Exposition<'a> {
     out: String,
@@ -163,6 +214,27 @@ impl Exposition<'_> {
             let labels = self.labels(extra);
             let _ = writeln!(self.out, "{name}{labels} {value}");
         }
+    }
+
+    fn gauge_f64(&mut self, name: &str, help: &str, value: f64) {
+        let labels = self.labels(&[]);
+        let _ = writeln!(
+            self.out,
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{labels} {value}"
+        );
+    }
+
+    fn counter_f64(&mut self, name: &str, help: &str, value: f64) {
+        let family = if self.openmetrics {
+            name.trim_end_matches("_total")
+        } else {
+            name
+        };
+        let labels = self.labels(&[]);
+        let _ = writeln!(
+            self.out,
+            "# HELP {family} {help}\n# TYPE {family} counter\n{name}{labels} {value}"
+        );
     }
 
     fn gauge(&mut self, name: &str, help: &str, value: u64) {

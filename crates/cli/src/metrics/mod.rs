@@ -92,11 +92,14 @@ impl Metrics {
         self.addr
     }
 
-    /// Pushes the final figures, keeps answering for `linger` (the last scrape), then stops.
-    pub(crate) fn finish(mut self, linger: Duration) {
+    /// Pushes the final figures and the run's health `verdict`, keeps answering for
+    /// `linger` (the last scrape), then stops.
+    pub(crate) fn finish(mut self, linger: Duration, verdict: &'static str) {
         if let Ok(mut t) = self.tally.lock() {
             t.warmup = false;
             t.in_flight = 0;
+            t.verdict = Some(verdict);
+            t.client_cpu_s = own_cpu_s();
         }
         if let Some(pusher) = self.pusher.take() {
             pusher.finish();
@@ -115,6 +118,15 @@ impl Observer for Metrics {
     fn on_interval(&mut self, p: &Progress) {
         if let Ok(mut t) = self.tally.lock() {
             t.warmup = p.warmup;
+            let s = |ns: Option<u64>| ns.map_or(0.0, |ns| ns as f64 / 1e9);
+            let c = &p.client;
+            if !p.warmup {
+                t.late_sends += c.late_sends;
+            }
+            t.dispatch_lag_p99_s = s(c.dispatch_lag_p99_ns);
+            t.queue_wait_p99_s = s(c.queue_wait_p99_ns);
+            t.hiccup_p99_s = s(c.hiccup_p99_ns);
+            t.client_cpu_s = own_cpu_s();
         }
     }
 
@@ -156,6 +168,18 @@ impl Observer for Metrics {
             }
         }
     }
+}
+
+/// CPU time this process has used, user and system, in seconds.
+fn own_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// Scrapers held at once; a newer one pushes out the oldest.

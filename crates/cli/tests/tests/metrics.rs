@@ -63,6 +63,10 @@ fn the_metrics_endpoint_serves_the_run_live_and_ends_equal_to_the_run_file() {
         body.contains("# TYPE vload_requests_due_total counter"),
         "{body}"
     );
+    assert!(
+        body.contains("vload_client_health{shard=\"0/1\",verdict=\"running\"} 1"),
+        "{body}"
+    );
     // After the run file is written, within the linger.
     let mut rest = String::new();
     loop {
@@ -97,6 +101,25 @@ fn the_metrics_endpoint_serves_the_run_live_and_ends_equal_to_the_run_file() {
         Some(ok as f64)
     );
     assert_eq!(sample(&body, &format!("vload_warmup{shard}")), Some(0.0));
+    // #45: the client's health, live and at the end: the run file's late sends and verdict.
+    assert_eq!(
+        sample(&body, &format!("vload_late_sends_total{shard}")),
+        Some(t.late_sends as f64),
+        "{body}"
+    );
+    let word = run.client_health.verdict.word();
+    assert_eq!(
+        sample(
+            &body,
+            &format!("vload_client_health{{shard=\"0/1\",verdict=\"{word}\"}}")
+        ),
+        Some(1.0),
+        "{body}"
+    );
+    assert!(
+        sample(&body, &format!("vload_client_cpu_seconds_total{shard}")).is_some_and(|s| s > 0.0),
+        "{body}"
+    );
     // p99 from the buckets: the first bucket holding 99% of the count lies at or above
     // HdrHistogram's p99, and its lower neighbour below it.
     let p99 = run
