@@ -305,28 +305,71 @@ pub(crate) fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         return compare_sweeps(args, (&name_a, &a), (&name_b, &b));
     }
     let comparison: Comparison = vload_analyze::compare((&name_a, &a), (&name_b, &b))?;
-    let text = match args.format {
+    let mut text = match args.format {
         CompareFormat::Text => render::compare::text(&comparison),
         CompareFormat::Json => render::compare::json(&comparison),
         CompareFormat::Markdown => render::compare::markdown(&comparison),
     };
-    print(&text, args.format == CompareFormat::Text)?;
-    if let Some(threshold) = args.fail_if_regressed {
-        let regressed: Vec<String> = comparison
+    let regressed: Option<Vec<String>> = args.fail_if_regressed.map(|threshold| {
+        comparison
             .rows
             .iter()
             .filter(|r| r.primary && r.regressed(threshold))
             .map(|r| format!("{} {:+.1}%", r.metric.name(), r.delta.unwrap_or(0.0)))
-            .collect();
-        if !regressed.is_empty() {
-            crate::paint::say!(
-                "vload: regression beyond {threshold}% in B: {}",
-                regressed.join(", ")
-            );
-            return Ok(ExitCode::from(1));
-        }
+            .collect()
+    });
+    if let (Some(threshold), Some(regressed)) = (args.fail_if_regressed, &regressed) {
+        let undecided = comparison.rows.iter().filter(|r| r.primary).all(|r| {
+            use vload_analyze::compare::Verdict;
+            matches!(r.verdict, Verdict::Inconclusive | Verdict::NotAvailable)
+        });
+        text.push_str(&gate_text(
+            args.format,
+            threshold,
+            (!regressed.is_empty()).then(|| regressed.join(", ")),
+            undecided,
+        ));
+    }
+    print(&text, args.format == CompareFormat::Text)?;
+    if let (Some(threshold), Some(regressed)) = (args.fail_if_regressed, regressed)
+        && !regressed.is_empty()
+    {
+        crate::paint::say!(
+            "vload: regression beyond {threshold}% in B: {}",
+            regressed.join(", ")
+        );
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--fail-if-regressed` decided, written into the output itself (a CI job's summary
+/// shows the output, not vload's stderr): why the job fails, or that it passes; and, when
+/// the verdicts could not decide, that the gate acted on the medians' shift alone.
+fn gate_text(
+    format: CompareFormat,
+    threshold: f64,
+    regressed: Option<String>,
+    undecided: bool,
+) -> String {
+    let caveat = if undecided {
+        " The verdicts above are inconclusive (too few runs to test): the gate acts on the shift of the medians alone; more runs a side would say whether it is real."
+    } else {
+        ""
+    };
+    let line = match &regressed {
+        Some(what) => format!(
+            "Gate: FAILED (exit 1): --fail-if-regressed {threshold}%: {what} in B, beyond {threshold}%.{caveat}"
+        ),
+        None => format!(
+            "Gate: passed: no primary metric regressed beyond {threshold}% (--fail-if-regressed)."
+        ),
+    };
+    match format {
+        CompareFormat::Json => String::new(),
+        CompareFormat::Markdown => format!("\n**{line}**\n"),
+        CompareFormat::Text => format!("\n{line}\n"),
+    }
 }
 
 /// Sweeps: where each one's capacity at the SLO lies, and whether the sides differ.
@@ -341,10 +384,15 @@ fn compare_sweeps(
         CompareFormat::Json => render::sweeps::json(&comparison),
         CompareFormat::Markdown => render::sweeps::markdown(&comparison),
     };
+    let mut text = text;
+    let why = args
+        .fail_if_regressed
+        .map(|threshold| (threshold, sweep_regression(&comparison, threshold)));
+    if let Some((threshold, why)) = &why {
+        text.push_str(&gate_text(args.format, *threshold, why.clone(), false));
+    }
     print(&text, args.format == CompareFormat::Text)?;
-    if let Some(threshold) = args.fail_if_regressed
-        && let Some(why) = sweep_regression(&comparison, threshold)
-    {
+    if let Some((threshold, Some(why))) = why {
         crate::paint::say!("vload: regression beyond {threshold}% in B: {why}");
         return Ok(ExitCode::from(1));
     }

@@ -139,6 +139,41 @@ fn fail_if_regressed_exits_1_only_on_regression() {
             .arg(&fast),
         0,
     );
+    // #45: the Markdown a CI job writes to its summary says why the job failed, though every
+    // verdict of one run a side is "inconclusive".
+    let o = run(
+        vload()
+            .args([
+                "compare",
+                "--format",
+                "markdown",
+                "--fail-if-regressed",
+                "5",
+            ])
+            .arg(&fast)
+            .arg(&slow),
+        1,
+    );
+    let summary = stdout(&o);
+    assert!(
+        summary.contains("**Gate: FAILED (exit 1): --fail-if-regressed 5%: p50 +")
+            && summary.contains("the gate acts on the shift of the medians alone"),
+        "{summary}"
+    );
+    let o = run(
+        vload()
+            .args([
+                "compare",
+                "--format",
+                "markdown",
+                "--fail-if-regressed",
+                "5",
+            ])
+            .arg(&slow)
+            .arg(&fast),
+        0,
+    );
+    assert!(stdout(&o).contains("**Gate: passed"), "{}", stdout(&o));
 }
 
 #[test]

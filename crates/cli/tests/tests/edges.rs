@@ -633,3 +633,34 @@ fn the_drain_after_the_window_is_bounded_by_the_timeout() {
         run.client_health
     );
 }
+
+/// #45: a run file is self-contained: `vload report` never opens a path named inside it (a
+/// catalogue's `file:` size law edited to `file:/dev/zero` once grew it to 1 GB).
+#[test]
+fn report_never_opens_a_path_named_in_the_run_file() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("self-contained");
+    let sizes = dir.path("sizes.txt");
+    std::fs::write(&sizes, "4k\n16k\n").unwrap();
+    let out = dir.path("run.json");
+    run(
+        vload()
+            .args(["attack", "--catalogue", "50", "--object-size"])
+            .arg(format!("file:{}", sizes.display()))
+            .args(["-n", "50", "-c", "1", "--no-progress", "--quiet", "-o"])
+            .arg(&out)
+            .arg(origin.url()),
+        0,
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("list:4k,16k"), "the law, whole");
+    // Reported from elsewhere, with the file gone, and with the law edited to a device.
+    std::fs::remove_file(&sizes).unwrap();
+    let edited = dir.path("edited.json");
+    std::fs::write(&edited, text.replace("list:4k,16k", "file:/dev/zero")).unwrap();
+    for file in [&out, &edited] {
+        let o = run(vload().current_dir("/").arg("report").arg(file), 0);
+        assert!(stdout(&o).contains("Catalogue"), "{}", stdout(&o));
+    }
+}
