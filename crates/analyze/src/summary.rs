@@ -134,6 +134,8 @@ pub struct ServerSummary {
     pub cores: Option<f64>,
     /// Where the server's account and vload's disagree, or the server reports trouble.
     pub findings: Vec<String>,
+    /// What the server's counters show that is vload's own doing, said so.
+    pub notes: Vec<String>,
 }
 
 /// vload's counts over one span of the attack.
@@ -147,6 +149,8 @@ pub struct SpanCounts {
     pub misses: u64,
     /// Connections opened.
     pub connections: u64,
+    /// Connections closed without carrying a request.
+    pub unused: u64,
 }
 
 impl ServerSummary {
@@ -157,21 +161,26 @@ impl ServerSummary {
             hits: run.cache.hit,
             misses: run.cache.miss,
             connections: run.totals.connections_opened,
+            unused: run.totals.connections_unused,
         };
         let whole = SpanCounts {
             completed: run.intervals.iter().map(|i| i.completed).sum(),
             hits: run.intervals.iter().map(|i| i.hits).sum(),
             misses: run.intervals.iter().map(|i| i.misses).sum(),
             connections: run.intervals.iter().map(|i| i.connections_opened).sum(),
+            unused: run.totals.connections_unused,
         };
         let mut findings = Vec::new();
+        let mut notes = Vec::new();
         let vload_span = server.stats.as_ref().map(|v| {
             let span = if v.covers == "attack" {
                 whole
             } else {
                 measured
             };
-            findings.extend(stats_findings(v, span, run.plan.connections));
+            let (found, noted) = stats_findings(v, span, run.plan.connections);
+            findings.extend(found);
+            notes.extend(noted);
             span
         });
         let seconds = run.window.measured_s + run.window.wait_s;
@@ -188,20 +197,22 @@ impl ServerSummary {
                 .map(|cpu| cpu * 1e9 / run.totals.completed as f64),
             cores: cpu.filter(|_| seconds > 0.0).map(|cpu| cpu / seconds),
             findings,
+            notes,
         })
     }
 }
 
 /// What the server's counters say that vload's do not, or that contradicts them, and the
-/// troubles its counters name.
+/// troubles its counters name (findings); and what in them is vload's own doing (notes).
 fn stats_findings(
     v: &vload_schema::StatsRecord,
     vload: SpanCounts,
     connections: u32,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     use crate::units::{count, percent};
     let name = v.display_name();
     let mut findings = Vec::new();
+    let mut notes = Vec::new();
     // Requests in flight at the span's edges may fall on either side of it.
     let slack = 2 * u64::from(connections) + vload.completed / 100;
     // The requests the cache served (lookups and passes: not PURGE/BAN, nor Varnish's
@@ -243,14 +254,32 @@ fn stats_findings(
         }
     }
     for trouble in &v.troubles {
-        findings.push(format!(
-            "{} ({} {})",
-            trouble.meaning,
-            trouble.counter,
-            count(trouble.value)
-        ));
+        // HAProxy counts a connection closed before its first request as a request error:
+        // as many as vload closed unused are vload's doing (measured against HAProxy 2.6:
+        // 10 connections opened and closed without a request, ereq +10).
+        let own = (v.source == "haproxy" && trouble.counter == "frontend.ereq")
+            .then_some(vload.unused)
+            .filter(|n| *n > 0);
+        match own {
+            Some(own) if trouble.value <= own => notes.push(format!(
+                "{name}'s {} {} are vload's: it closed {} connections that never carried a request (at the run's end, or idle), which {name} counts as request errors",
+                trouble.counter,
+                count(trouble.value),
+                count(own)
+            )),
+            _ => findings.push(format!(
+                "{} ({} {}{})",
+                trouble.meaning,
+                trouble.counter,
+                count(trouble.value),
+                own.map_or_else(String::new, |own| format!(
+                    ", of which up to {} are vload's connections closed without a request",
+                    count(own)
+                ))
+            )),
+        }
     }
-    findings
+    (findings, notes)
 }
 
 impl Summary {
@@ -288,6 +317,7 @@ impl Summary {
         });
         if let Some(server) = &mut self.server {
             server.findings.iter_mut().for_each(clean);
+            server.notes.iter_mut().for_each(clean);
             if let Some(v) = &mut server.stats {
                 clean(&mut v.source);
                 clean(&mut v.address);

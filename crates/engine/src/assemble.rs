@@ -185,6 +185,7 @@ fn totals(
         unsent: t.unsent,
         unfinished: t.unfinished,
         stray_closes: t.stray,
+        connections_unused: t.unused,
         queue_timeouts: t.queue_timeouts,
         queued: t.queued,
     }

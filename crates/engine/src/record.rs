@@ -174,6 +174,8 @@ pub(crate) struct IntervalStats {
     /// Connections closed because the server sent bytes nobody asked for after a complete
     /// response (a body on a 204 or 304, a Content-Length shorter than the body).
     pub(crate) stray: u64,
+    /// Connections closed without carrying a request.
+    pub(crate) unused: u64,
     /// Requests that timed out waiting for a connection (also counted as request timeouts).
     pub(crate) queue_timeouts: u64,
     /// Open loop: requests that waited for a free connection.
@@ -299,6 +301,7 @@ impl IntervalStats {
             unsent: 0,
             unfinished: 0,
             stray: 0,
+            unused: 0,
             queue_timeouts: 0,
             queued: 0,
             capped: 0,
@@ -342,6 +345,7 @@ impl IntervalStats {
         self.unsent += other.unsent;
         self.unfinished += other.unfinished;
         self.stray += other.stray;
+        self.unused += other.unused;
         self.queue_timeouts += other.queue_timeouts;
         self.queued += other.queued;
         self.capped += other.capped;

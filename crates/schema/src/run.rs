@@ -214,6 +214,11 @@ pub struct Totals {
     /// the response stands, the connection cannot be used again. Not a request's outcome.
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stray_closes: u64,
+    /// Connections that were made and closed (by vload at the end, idle, or by the server)
+    /// without carrying a request: a proxy may count each as a client's request error
+    /// (HAProxy's `ereq`), which is vload's doing, not the server's trouble.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub connections_unused: u64,
     /// Open loop: requests that found every connection busy and waited for one (their wait
     /// is part of their response time; `latency.queue_wait` has its distribution).
     #[serde(default, skip_serializing_if = "crate::is_zero")]

@@ -222,3 +222,50 @@ fn the_hit_ratio_is_hits_over_lookups_in_report_and_compare_alike() {
         .expect("a server hit ratio row");
     assert!((row.a.median.unwrap() - 0.949).abs() < 1e-9, "{:?}", row.a);
 }
+
+/// #45: HAProxy counts a connection closed before its first request as a request error
+/// (`ereq`); as many as vload closed unused are vload's doing, said in a note; beyond them
+/// the rest is the server's trouble.
+#[test]
+fn haproxy_request_errors_from_vloads_unused_connections_are_a_note() {
+    let mut run = synthetic("x", 6, 2_000, 200_000.0, 3);
+    let n = run.totals.completed;
+    run.totals.connections_unused = 4;
+    let haproxy = |ereq: u64| ServerRecord {
+        stats: Some(StatsRecord {
+            source: "haproxy".into(),
+            address: "/tmp/admin.sock".into(),
+            covers: "measured".into(),
+            common: CommonCounters {
+                requests: Some(n),
+                ..CommonCounters::default()
+            },
+            counters: [("frontend.ereq".to_owned(), ereq)].into_iter().collect(),
+            gauges: Default::default(),
+            layout: String::new(),
+            troubles: vec![vload_schema::Trouble {
+                counter: "frontend.ereq".into(),
+                value: ereq,
+                meaning: "HAProxy got client requests it could not read (bad or timed out)".into(),
+            }],
+        }),
+        process: None,
+    };
+    run.server = Some(haproxy(4));
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let server = summary.server.as_ref().unwrap();
+    assert!(server.findings.is_empty(), "{:?}", server.findings);
+    assert!(
+        server.notes[0].contains("frontend.ereq 4 are vload's"),
+        "{:?}",
+        server.notes
+    );
+    run.server = Some(haproxy(10));
+    let summary = vload_analyze::Summary::of(&run).unwrap();
+    let server = summary.server.as_ref().unwrap();
+    assert!(
+        server.findings[0].contains("of which up to 4 are vload's"),
+        "{:?}",
+        server.findings
+    );
+}

@@ -380,6 +380,11 @@ impl Recorder {
         self.books.at(now).stray += 1;
     }
 
+    /// A connection was closed at `now` without having carried a request.
+    pub(crate) fn unused_close(&self, now: Instant) {
+        self.books.at(now).unused += 1;
+    }
+
     /// How late a stall probe's timer woke, at `now`.
     pub(crate) fn hiccup(&self, now: Instant, late_ns: u64) {
         self.books.at(now).hiccup.record(late_ns);

@@ -151,6 +151,19 @@ impl Lane {
         self.phase = next;
     }
 
+    /// An idle connection that never carried a request is closing: counted (a proxy may
+    /// count it as a request error). A connection of several streams counts nowhere here:
+    /// its other lanes may have used it.
+    fn count_unused(&self, core: &Core, now: Instant) {
+        if matches!(self.phase, Phase::Idle(_))
+            && self.served == 0
+            && !self.rider
+            && core.plan.protocol.streams() == 1
+        {
+            core.recorder.unused_close(now);
+        }
+    }
+
     /// Its connection is made: the TCP connect took `tcp`, the TLS handshake `tls`.
     pub(crate) fn connected(
         &mut self,
@@ -320,6 +333,7 @@ impl Lane {
         if self.rider {
             return self.done(core);
         }
+        self.count_unused(core, now);
         match core.model.lost(now, core.stopping(), core.books()) {
             Begin::Connect(job) => {
                 self.enter(core, Phase::Done);
@@ -330,6 +344,7 @@ impl Lane {
     }
 
     fn done(&mut self, core: &Core) -> Act {
+        self.count_unused(core, Instant::now());
         self.enter(core, Phase::Done);
         if std::mem::take(&mut self.live) {
             core.model.lane_done();

@@ -77,6 +77,9 @@ pub fn render(s: &Summary) -> String {
         for finding in &server.findings {
             rows.push(vec!["server finding".into(), finding.clone()]);
         }
+        for note in &server.notes {
+            rows.push(vec!["server note".into(), note.clone()]);
+        }
     }
     out.push_str(&table::markdown(&rows));
     stages(&mut out, s);

@@ -118,6 +118,52 @@ fn squid_counts_agree() {
     counts_agree("squid");
 }
 
+/// #45: HAProxy's `ereq` rose with the connections vload opened and was reported as the
+/// server's trouble. It is vload's connections that closed without carrying a request (an
+/// open loop's last connections, made as the window ended): HAProxy counts each as a request
+/// error. Every `ereq` of a run is one of those, and the report says so in a note, not a `!`.
+#[test]
+fn haproxy_request_errors_are_vloads_unused_connections() {
+    if !have(
+        "haproxy",
+        "haproxy_request_errors_are_vloads_unused_connections",
+    ) {
+        return;
+    }
+    let cache = Cache::start("haproxy", 64);
+    for round in 0..3 {
+        let out = cache.dir.join(format!("ereq-{round}.json"));
+        vload(&[
+            "attack",
+            "-r",
+            "20000",
+            "-d",
+            "2s",
+            "--server-stats",
+            &cache.stats,
+            "-o",
+            out.to_str().unwrap(),
+            &cache.url(),
+        ]);
+        let run = read_run(&out);
+        let stats = run.server.as_ref().unwrap().stats.as_ref().unwrap();
+        let ereq = stats.counters["frontend.ereq"];
+        let unused = run.totals.connections_unused;
+        assert!(
+            ereq <= unused,
+            "round {round}: ereq {ereq}, unused {unused}"
+        );
+        let report = String::from_utf8(vload(&["report", out.to_str().unwrap()]).stdout).unwrap();
+        assert!(
+            !report.contains("! HAProxy got client requests it could not read"),
+            "{report}"
+        );
+        if ereq > 0 {
+            assert!(report.contains("note: HAProxy's frontend.ereq"), "{report}");
+        }
+    }
+}
+
 /// Two caches against one workload, two runs each, compared: a small HAProxy cache (1 MB)
 /// against a large Squid one (64 MB) over 2,000 objects of the catalogue (about 5 KB each):
 /// the server's own hit ratio, the requests sent to the origin and the server's CPU each get

@@ -36,6 +36,9 @@ pub(super) fn render_server(out: &mut String, s: &Summary) {
     for finding in &server.findings {
         let _ = writeln!(out, "{:14}! {finding}", "");
     }
+    for note in &server.notes {
+        let _ = writeln!(out, "{:14}note: {note}", "");
+    }
 }
 
 /// The server's counters beside vload's counts for the span they cover: the common ones
