@@ -19,8 +19,8 @@
 //!   confirm a pass, which a miss then overturns.
 
 use vload_schema::{
-    Cause, CheckVerdict, HealthVerdict, PlannedStage, RunFile, SchemaError, SloTerm, StageRecord,
-    SweepRecord, SweepVerdict,
+    Cause, CheckVerdict, ClientHealth, HealthVerdict, PlannedStage, RunFile, SchemaError,
+    SloMetric, SloTerm, StageRecord, SweepRecord, SweepVerdict,
 };
 
 use crate::merge::{MergeError, epoch_ms, merge};
@@ -85,8 +85,46 @@ impl StepOutcome {
     }
 }
 
+/// Unsent requests beyond this share of those due made the step offer less than planned.
+const UNSENT_SHARE: f64 = 0.01;
+/// Sends this late (p99 of the dispatch lag or of the hiccups) against the tightest latency
+/// bound of the SLO made the offered load burstier than planned, by a margin the SLO feels.
+const LATE_SHARE_OF_LIMIT: f64 = 0.25;
+
+/// How a late or starved client changed what a step offered, if it did: requests never sent
+/// (the rate fell short), or sends bunched into bursts comparable to the SLO's latency bound.
+/// `None` when the step offered its load as planned, lateness and all.
+fn offer_changed(terms: &[SloTerm], step: &StageRecord, h: &ClientHealth) -> Option<String> {
+    if !matches!(
+        h.verdict,
+        HealthVerdict::ClientBound | HealthVerdict::MachineBusy
+    ) {
+        return None;
+    }
+    if step.intended > 0 && step.unsent as f64 > UNSENT_SHARE * step.intended as f64 {
+        return Some(format!(
+            "{} of {} requests due were never sent: the step offered less than its rate",
+            step.unsent, step.intended
+        ));
+    }
+    let late = h.dispatch_lag_p99_ns.max(h.hiccup_p99_ns)?;
+    let tightest = terms
+        .iter()
+        .filter(|t| t.metric != SloMetric::Errors)
+        .map(|t| t.limit)
+        .reduce(f64::min)?;
+    (late as f64 >= LATE_SHARE_OF_LIMIT * tightest).then(|| {
+        format!(
+            "sends up to {} late (p99), a quarter or more of the SLO's {}: bursts the SLO feels",
+            crate::units::duration_ns(late as f64),
+            crate::units::duration_ns(tightest)
+        )
+    })
+}
+
 /// Holds a finished step to the SLO: what limited its load first (a step whose load was not
-/// applied says nothing about the server), then each term, then its steady state.
+/// applied says nothing about the server; a late client only when its lateness changed what
+/// was offered, see [`offer_changed`]), then each term, then its steady state.
 ///
 /// # Errors
 /// A histogram does not decode.
@@ -111,17 +149,23 @@ pub fn judge(
             })
             .unwrap_or_else(|| "the load was not applied as planned".to_owned())
     };
-    match health.map(|h| h.verdict) {
+    // A late client stops a step only when the lateness changed what was offered: the
+    // latency is measured from the intended send, so lateness the SLO absorbs is already in
+    // the verdict (a miss with it small is the server's).
+    let changed = health.and_then(|h| offer_changed(terms, step, h));
+    match health.map(|h| h.verdict).filter(|_| changed.is_some()) {
         Some(HealthVerdict::ClientBound) => {
             return Ok(StepOutcome::ClientBound(format!(
-                "{}; give vload more threads or cores (-t), or split the load with --shard",
-                reason()
+                "{} ({}); give vload more threads or cores (-t), or split the load with --shard",
+                reason(),
+                changed.unwrap_or_default()
             )));
         }
         Some(HealthVerdict::MachineBusy) => {
             return Ok(StepOutcome::MachineBusy(format!(
-                "{}; on one machine that is often the server under test: sweep from another machine, or give vload cores of its own (taskset)",
-                reason()
+                "{} ({}); on one machine that is often the server under test: sweep from another machine, or give vload cores of its own (taskset)",
+                reason(),
+                changed.unwrap_or_default()
             )));
         }
         _ => {}
