@@ -664,3 +664,48 @@ fn report_never_opens_a_path_named_in_the_run_file() {
         assert!(stdout(&o).contains("Catalogue"), "{}", stdout(&o));
     }
 }
+
+/// #45: asked far beyond what one thread sends, due requests belong to the second they fell
+/// due in (all 50,000,000 once landed in second 0), and `--timeout` bounds every request's
+/// latency (a written request once outlived a 5 s timeout by 16 s).
+#[test]
+fn due_requests_fall_in_their_second_and_the_timeout_bounds_them_all() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("due-seconds");
+    let out = dir.path("run.json");
+    vload()
+        .args([
+            "attack",
+            "-r",
+            "300000",
+            "-d",
+            "3s",
+            "--timeout",
+            "1s",
+            "-t",
+            "1",
+        ])
+        .args(["--no-progress", "--quiet", "-o"])
+        .arg(&out)
+        .arg(origin.url())
+        .output()
+        .unwrap();
+    let run = read_run(&out);
+    let measured: Vec<u64> = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup && i.start_s < 3.0)
+        .map(|i| i.intended)
+        .collect();
+    assert_eq!(measured.len(), 3, "{measured:?}");
+    for due in &measured {
+        assert!(due.abs_diff(300_000) <= 3_000, "{measured:?}");
+    }
+    let response = run.latency.response.as_ref().unwrap();
+    assert!(
+        response.moments.max_ns <= 1_000_000_000,
+        "{} ns",
+        response.moments.max_ns
+    );
+}

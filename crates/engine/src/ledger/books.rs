@@ -33,6 +33,9 @@ pub(crate) struct Books {
     flights: RefCell<Vec<Flight>>,
     /// All of them, for the per-second record.
     in_flight: Cell<u64>,
+    /// When the second being recorded ends (the worker's clock ships it then): a request
+    /// due at or after it belongs to the next second, and waits for the clock.
+    second_ends: Cell<Instant>,
 }
 
 /// The requests of one window and stage between their take-up and their end.
@@ -47,9 +50,11 @@ struct Flight {
 }
 
 impl Books {
-    pub(crate) fn new(measure_from: Instant, staged: bool) -> Self {
+    /// The books of an attack that began at `t0`, measured from `measure_from`.
+    pub(crate) fn new(t0: Instant, measure_from: Instant, staged: bool) -> Self {
         let settings = vload_schema::HistogramSettings::default();
         Books {
+            second_ends: Cell::new(t0 + std::time::Duration::from_secs(1)),
             measure_from,
             measured: RefCell::new(IntervalStats::new(&settings)),
             warmup: RefCell::new(IntervalStats::new(&settings)),
@@ -57,6 +62,12 @@ impl Books {
             flights: RefCell::new(Vec::new()),
             in_flight: Cell::new(0),
         }
+    }
+
+    /// When the second being recorded ends.
+    #[inline]
+    pub(crate) fn second_ends(&self) -> Instant {
+        self.second_ends.get()
     }
 
     /// True when something due (or taken up) at `at` belongs to the warm-up.
@@ -192,6 +203,8 @@ impl Books {
     /// Takes both windows' records of the interval just ended, leaving empty ones: the
     /// measured window's, and the warm-up's when it has anything.
     pub(crate) fn take(&self) -> (IntervalStats, Option<IntervalStats>) {
+        self.second_ends
+            .set(self.second_ends.get() + std::time::Duration::from_secs(1));
         let measured = self.measured.borrow_mut().take();
         let mut warmup = self.warmup.borrow_mut();
         let any = warmup.intended
@@ -240,7 +253,7 @@ mod tests {
     #[test]
     fn every_request_leaves_by_one_door_in_its_own_window() {
         let t0 = Instant::now();
-        let books = Books::new(t0 + Duration::from_secs(1), false);
+        let books = Books::new(t0, t0 + Duration::from_secs(1), false);
         let (early, late) = (job(t0, true), job(t0 + Duration::from_secs(2), false));
         for j in [&early, &late, &late, &late] {
             books.take_up_closed(j);

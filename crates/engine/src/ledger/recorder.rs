@@ -163,16 +163,16 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    /// The recorder of an attack whose measured window begins at `measure_from`, with its
-    /// breakdowns' `tally` and a rate plan's `stages`.
+    /// The recorder of an attack that began at `t0` and whose measured window begins at
+    /// `measure_from`, with its breakdowns' `tally` and a rate plan's `stages`.
     pub(crate) fn new(
         plan: Arc<AttackPlan>,
-        measure_from: Instant,
+        (t0, measure_from): (Instant, Instant),
         stages: Option<Stages>,
         tally: Tally,
     ) -> Recorder {
         Recorder {
-            books: Books::new(measure_from, stages.is_some()),
+            books: Books::new(t0, measure_from, stages.is_some()),
             plan,
             stages,
             tally,
@@ -233,6 +233,21 @@ impl Recorder {
             Flow::KeepAlive
         } else {
             Flow::Reconnect
+        };
+        // A response complete only after the request's deadline is a timeout: `--timeout`
+        // is a bound (a driver notices a deadline up to a sweep late, and the response may
+        // come in between). The connection goes on as the response left it.
+        let result = match result {
+            Some(Ok(response)) if done > job.deadline(self.plan.timeout) => {
+                let flow = if response.close || last_on_connection {
+                    Flow::Reconnect
+                } else {
+                    Flow::KeepAlive
+                };
+                self.record(job, done, received, self.timed_out(job, start));
+                return flow;
+            }
+            result => result,
         };
         let (outcome, flow) = match result {
             Some(Ok(response)) => {

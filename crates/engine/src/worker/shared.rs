@@ -51,7 +51,7 @@ impl Core {
         let source = setup.source.take().unwrap_or(Source::Own);
         Core {
             workload: Workload::new(&plan, source, setup.dimensions.clone()),
-            recorder: Recorder::new(plan.clone(), measure_from, stages, tally),
+            recorder: Recorder::new(plan.clone(), (setup.t0, measure_from), stages, tally),
             model,
             plan,
             stopping: Cell::new(false),
