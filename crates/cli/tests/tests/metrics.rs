@@ -185,3 +185,42 @@ fn a_busy_metrics_address_is_refused() {
         stderr(&o)
     );
 }
+
+/// #45: an endpoint on every interface says it is unauthenticated; credentials in headers
+/// never reach the run file.
+#[test]
+fn an_open_endpoint_says_so_and_credentials_stay_out_of_the_run_file() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("open-metrics");
+    let out = dir.path("run.json");
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-n",
+                "20",
+                "-c",
+                "1",
+                "--metrics-listen",
+                "0.0.0.0:0",
+            ])
+            .args([
+                "-H",
+                "X-Api-Key: hunter2",
+                "-H",
+                "Authorization: Bearer s3cret",
+            ])
+            .args(["--no-progress", "-o"])
+            .arg(&out)
+            .arg(origin.url()),
+        0,
+    );
+    assert!(stderr(&o).contains("(unauthenticated:"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !text.contains("hunter2") && !text.contains("s3cret"),
+        "{text}"
+    );
+    assert!(text.contains("Bearer (redacted)"), "the scheme is kept");
+}

@@ -218,6 +218,11 @@ fn ansible_runs_a_sharded_attack_across_namespaces_and_prometheus_sums_it() {
     let log = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "ansible-playbook failed:\n{log}");
     assert!(log.contains("merged 3 shards of 3"), "{log}");
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !warnings.contains("reserved name"),
+        "the playbook uses a reserved variable name:\n{warnings}"
+    );
 
     // The same build on every generator.
     for i in 0..SHARDS {
