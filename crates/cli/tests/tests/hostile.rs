@@ -592,3 +592,96 @@ fn a_hostile_remote_write_receiver_never_holds_the_exit() {
         assert!(run.is_some(), "{mode:?}");
     }
 }
+
+/// The two stats sources that are not HTTP pages: a `varnishstat` that answers once and then
+/// hangs (a stuck varnishd's shared memory), and a HAProxy stats socket that trickles. Each
+/// read ends by its deadline (the child killed), the run ends on time with its file.
+#[test]
+fn a_hanging_varnishstat_or_a_trickling_stats_socket_costs_only_its_counters() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("hostile-sources");
+    // A varnishstat that answers its first call and hangs on every later one.
+    let bin = dir.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let calls = dir.path("calls");
+    let script = format!(
+        "#!/bin/sh\nif [ -e '{calls}' ]; then exec sleep 300; fi\ntouch '{calls}'\n\
+         echo '{{\"counters\": {{\"MAIN.client_req\": {{\"value\": 1}}, \"MAIN.cache_hit\": {{\"value\": 0}}, \"MAIN.cache_miss\": {{\"value\": 0}}}}}}'\n",
+        calls = calls.display()
+    );
+    let fake = bin.join("varnishstat");
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // A stats socket whose every answer after the first trickles a byte every 100 ms.
+    let socket = dir.path("admin.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let halt = Arc::new(AtomicBool::new(false));
+    let stop = halt.clone();
+    std::thread::spawn(move || {
+        let mut first = true;
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            let mut buf = [0u8; 64];
+            let _ = s.read(&mut buf);
+            let page = "# pxname,svname,type,req_tot\ncache,FRONTEND,0,1\n";
+            if std::mem::take(&mut first) {
+                let _ = s.write_all(page.as_bytes());
+                continue;
+            }
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                for b in page.bytes().cycle() {
+                    if stop.load(Ordering::Relaxed) || s.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+        }
+    });
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for source in [
+        "varnish".to_owned(),
+        format!("haproxy:{}", socket.display()),
+    ] {
+        let out = dir.path("run.json");
+        let began = Instant::now();
+        let o = vload()
+            .args([
+                "attack",
+                "-c",
+                "2",
+                "-r",
+                "100",
+                "-d",
+                "3s",
+                "--server-stats",
+                &source,
+            ])
+            .args(["--quiet", "--no-progress", "-o"])
+            .arg(&out)
+            .arg(origin.url())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let took = began.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{source}: {err}");
+        assert!(
+            took < Duration::from_secs(3) + AFTER_WINDOW,
+            "{source}: took {took:?}: {err}"
+        );
+        assert!(err.contains("--server-stats"), "{source}: {err}");
+        assert!(read_run(&out).server.is_none_or(|s| s.stats.is_none()));
+    }
+    halt.store(true, Ordering::Relaxed);
+}
