@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # How often a sweep on an ordinary 2-core VM answers, and rightly, against a server of known
-# capacity (#45): vload's origin with 6 slots of 4 ms (1,500/s; ~1,250-1,300/s at p99 < 30 ms,
-# benches/verdicts/truth.py), swept from 1,000/s, quiet and beside `stress-ng --cpu 4`. A
-# step stops the sweep as MACHINE-BUSY or CLIENT-BOUND only when the client's lateness changed
-# what was offered (requests unsent, or sends late by a quarter of the SLO's bound); the
-# table counts the sweeps that gave no answer, answered above the truth (wrong), or answered
+# capacity (#45): vload's origin with 6 slots of 4 ms (1,500/s, benches/verdicts/truth.py),
+# swept from 1,000/s, quiet and beside `stress-ng --cpu 4`. A MACHINE-BUSY step stops the
+# sweep only when the lateness changed what was offered (requests unsent, or sends late by a
+# quarter of the SLO's bound; a CLIENT-BOUND one always does); the table counts the sweeps that gave no answer, answered above the truth (wrong), or answered
 # within 10% below it.
 #
 # Usage: benches/verdicts/sweep-busy.sh [RUNS]   (default 3 a condition)

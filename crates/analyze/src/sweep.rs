@@ -91,15 +91,16 @@ const UNSENT_SHARE: f64 = 0.01;
 /// bound of the SLO made the offered load burstier than planned, by a margin the SLO feels.
 const LATE_SHARE_OF_LIMIT: f64 = 0.25;
 
-/// How a late or starved client changed what a step offered, if it did: requests never sent
-/// (the rate fell short), or sends bunched into bursts comparable to the SLO's latency bound.
-/// `None` when the step offered its load as planned, lateness and all.
+/// How a client the machine starved changed what a step offered, if it did: requests never
+/// sent (the rate fell short), or sends bunched into bursts comparable to the SLO's latency
+/// bound. `None` when the step offered its load as planned, lateness and all. A client that
+/// was its own limit (client-bound) always changed it: its threads also read the responses
+/// late, which the latency counts as the server's.
 fn offer_changed(terms: &[SloTerm], step: &StageRecord, h: &ClientHealth) -> Option<String> {
-    if !matches!(
-        h.verdict,
-        HealthVerdict::ClientBound | HealthVerdict::MachineBusy
-    ) {
-        return None;
+    match h.verdict {
+        HealthVerdict::ClientBound => return Some("vload's own thread was the limit".into()),
+        HealthVerdict::MachineBusy => {}
+        _ => return None,
     }
     if step.intended > 0 && step.unsent as f64 > UNSENT_SHARE * step.intended as f64 {
         return Some(format!(

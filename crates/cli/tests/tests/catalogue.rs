@@ -118,7 +118,7 @@ fn bad_catalogue_flags_are_one_clear_line() {
                 "--purge-header",
                 "nocolon",
             ],
-            "is not a header",
+            "is not one header",
         ),
         (vec!["--ttl", "60"], "--catalogue"),
     ] {
