@@ -74,6 +74,10 @@ pub fn check_plans(runs: &[(String, RunFile)]) -> Result<(), MergeError> {
     Ok(())
 }
 
+/// Shards that began this close together began together (clocks, and processes started
+/// by hand, are no closer).
+pub(crate) const TOGETHER_MS: i64 = 1_000;
+
 /// Checks that sharded runs are the N shards of one attack, each once, and returns what a
 /// reader must know about them (windows that do not overlap, late starts, unsynchronised
 /// clocks). With `force`, a missing or duplicated shard is a finding instead of an error.
@@ -177,7 +181,7 @@ fn timing(runs: &[(String, RunFile)]) -> Vec<String> {
     let earliest_start = spans.iter().min_by_key(|s| s.1);
     if let (Some(late), Some(early), Some(first)) = (latest_start, earliest_end, earliest_start)
         && late.1 <= early.2
-        && late.1 - first.1 > super::TOGETHER_MS
+        && late.1 - first.1 > TOGETHER_MS
     {
         findings.push(format!(
             "shards began {:.1} s apart ('{}' after '{}'): the merged window is their union on the wall clock, and its seconds outside their overlap carry only some shards' load; start them together with one --start-at",

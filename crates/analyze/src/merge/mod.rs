@@ -93,10 +93,6 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
 }
 
 /// True when every run began before every other ended: shards of one attack.
-/// Shards that began this close together began together (clocks, and processes started
-/// by hand, are no closer).
-pub(crate) const TOGETHER_MS: i64 = 1_000;
-
 fn overlapping(runs: &[(String, RunFile)], starts: &[i64]) -> bool {
     runs.iter().zip(starts).all(|((_, r), s)| {
         let end = s.saturating_add(((r.window.warmup_s + r.window.measured_s) * 1000.0) as i64);
@@ -105,7 +101,7 @@ fn overlapping(runs: &[(String, RunFile)], starts: &[i64]) -> bool {
 }
 
 /// Runs that overlap in time are shards of one attack (the window is the longest, or,
-/// when they began more than [`TOGETHER_MS`] apart, the union of their measured windows on
+/// when they began more than [`check::TOGETHER_MS`] apart, the union of their measured windows on
 /// the wall clock, which the per-second data spans); runs that do not are consecutive parts
 /// (windows add).
 fn merged_window(
@@ -124,7 +120,7 @@ fn merged_window(
             })
             .expect("runs are not empty");
         let spread = starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0);
-        if spread > TOGETHER_MS {
+        if spread > check::TOGETHER_MS {
             // Measured windows on the wall clock, in seconds from the earliest start.
             let earliest = *starts.iter().min().unwrap_or(&0);
             let spans = runs.iter().zip(starts).map(|((_, r), s)| {

@@ -32,16 +32,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     while let Some(step_rate) = search.next() {
         let step = args.step(step_rate, false);
         let mut plan = session.plan(&step)?;
-        // Each step its own Poisson arrivals (the catalogue's draws stay the sweep's): one
-        // seed replayed at every rate offered every step the same deviation (1.5-2% short at
-        // every rate with the default seed).
-        if let vload_engine::Load::Open {
-            arrival: vload_engine::Arrival::Poisson { seed },
-            ..
-        } = &mut plan.load
-        {
-            *seed = step_seed(*seed, runs.len() as u64);
-        }
+        own_arrivals(&mut plan, runs.len() as u64);
         if runs.is_empty() {
             announce(&plan, session.builtin(), args.url.is_none());
         }
@@ -106,6 +97,19 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `vload: step 3: 1,500.0/s for 10s after 2s of warm-up`.
+/// Gives step `index` its own Poisson arrivals (the catalogue's draws stay the sweep's): one
+/// seed replayed at every rate offered every step the same deviation (1.5-2% short at every
+/// rate with the default seed).
+fn own_arrivals(plan: &mut vload_engine::AttackPlan, index: u64) {
+    if let vload_engine::Load::Open {
+        arrival: vload_engine::Arrival::Poisson { seed },
+        ..
+    } = &mut plan.load
+    {
+        *seed = step_seed(*seed, index);
+    }
+}
+
 /// The Poisson seed of step `index` (from 0) of a sweep seeded `seed`: distinct for every
 /// step, the same for the same sweep (SplitMix64's finaliser over both).
 fn step_seed(seed: u64, index: u64) -> u64 {

@@ -74,12 +74,7 @@ pub fn render(s: &Summary) -> String {
         if let Some(cpu) = server.cpu_per_request_ns {
             rows.push(vec!["server CPU per request".into(), duration_ns(cpu)]);
         }
-        for finding in &server.findings {
-            rows.push(vec!["server finding".into(), finding.clone()]);
-        }
-        for note in &server.notes {
-            rows.push(vec!["server note".into(), note.clone()]);
-        }
+        said(&mut rows, server);
     }
     out.push_str(&table::markdown(&rows));
     stages(&mut out, s);
@@ -188,5 +183,15 @@ fn cache_rows(rows: &mut Vec<Vec<String>>, s: &Summary) {
                     .map_or_else(|| "n/a".to_owned(), |x| format!("{x:.0}"))
             ),
         ]);
+    }
+}
+
+/// The server's findings and notes, a row each.
+fn said(rows: &mut Vec<Vec<String>>, server: &crate::summary::ServerSummary) {
+    for finding in &server.findings {
+        rows.push(vec!["server finding".into(), finding.clone()]);
+    }
+    for note in &server.notes {
+        rows.push(vec!["server note".into(), note.clone()]);
     }
 }
