@@ -44,6 +44,13 @@ pub(super) fn offer_changed(
         HealthVerdict::MachineBusy => {}
         _ => return None,
     }
+    if step.throughput_per_s < (1.0 - FELL_BEHIND) * step.to_rate_per_s {
+        return Some(format!(
+            "its throughput fell behind the rate while the machine was busy ({}/s of {}/s): whose doing cannot be told",
+            step.throughput_per_s.round(),
+            step.to_rate_per_s.round()
+        ));
+    }
     if step.intended > 0 && step.unsent as f64 > UNSENT_SHARE * step.intended as f64 {
         return Some(format!(
             "{} of {} requests due were never sent: the step offered less than its rate",

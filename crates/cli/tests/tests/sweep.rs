@@ -201,7 +201,8 @@ fn an_interrupted_sweep_still_writes_its_file() {
         .as_ref()
         .is_some_and(|h| h.verdict == vload_schema::HealthVerdict::MachineBusy);
     if machine {
-        assert_eq!(v.max_rate_per_s, None, "{v:?}");
+        // Judged by the SLO only when the machine's lateness left the offer as planned.
+        assert!(matches!(v.max_rate_per_s, None | Some(1_000.0)), "{v:?}");
     } else {
         assert_eq!(v.max_rate_per_s, Some(1_000.0), "{v:?}");
     }
