@@ -93,6 +93,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         arrivals: arrivals(&c.summaries),
         until_stable: None,
         checks: Vec::new(),
+        provenance: None,
         intervals: c.intervals,
         server: None,
         cache_model: None,

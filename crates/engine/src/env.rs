@@ -22,6 +22,7 @@ pub(crate) fn environment() -> Environment {
         kernel: read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".to_owned()),
         hostname: read("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".to_owned()),
         clock: clock(),
+        governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
     }
 }
 

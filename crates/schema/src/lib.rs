@@ -38,8 +38,10 @@
 //!
 //! - `schema_version`, `vload_version`, `run_id`, `label`, `started_at`, `interrupted`:
 //!   identity of the run ([`RunFile`]).
-//! - `environment`: `arch`, `os`, `cpu_model`, `cpus_available`, `kernel`, `hostname`
-//!   ([`Environment`]).
+//! - `environment`: `arch`, `os`, `cpu_model`, `cpus_available`, `kernel`, `hostname`, and
+//!   when known `clock` and `governor` ([`Environment`]).
+//! - `provenance` (when known): `commit`, `branch`, `commit_time`, `dirty`, `config_files`
+//!   (`path`, `sha256`) ([`Provenance`]): what `vload history` keys by.
 //! - `plan`: `mode` (`closed` | `open`), `target`, `method`, `headers`, `body_bytes`,
 //!   `connections`, `rate_per_s`, `arrival` (`constant` | `poisson`), `seed`, `duration_s`,
 //!   `requests`, `warmup_s`, `timeout_s`, `connect_timeout_s`, `http_version`, `threads`,
@@ -138,6 +140,7 @@ mod health;
 mod measures;
 mod moments;
 mod plan;
+mod provenance;
 mod run;
 mod server;
 mod stage;
@@ -157,6 +160,7 @@ pub use health::*;
 pub use measures::*;
 pub use moments::Moments;
 pub use plan::*;
+pub use provenance::*;
 pub use run::*;
 pub use server::*;
 pub use stage::*;

@@ -75,6 +75,10 @@ pub struct RunFile {
     /// The run's checks of itself (arrival fidelity, convergence, stationarity).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<RunCheck>,
+    /// Where the run came from (commit, branch, configuration hashes, server version): what
+    /// `vload history` keys its series by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::Provenance>,
 }
 
 impl RunFile {
@@ -87,6 +91,17 @@ impl RunFile {
     /// [`SchemaError::NewerVersion`] for files from a newer vload, [`SchemaError::Invalid`]
     /// for a file whose parts contradict each other.
     pub fn from_json(text: &str) -> Result<RunFile, SchemaError> {
+        let run = RunFile::from_json_unchecked(text)?;
+        run.validate()?;
+        Ok(run)
+    }
+
+    /// Parses a run file as [`RunFile::from_json`] does, without asking whether it agrees
+    /// with itself: for a store that keeps such a file, and says so, rather than lose it.
+    ///
+    /// # Errors
+    /// As [`RunFile::from_json`], never [`SchemaError::Invalid`].
+    pub fn from_json_unchecked(text: &str) -> Result<RunFile, SchemaError> {
         crate::validate::reject_duplicate_keys(text)?;
         let value: serde_json::Value = serde_json::from_str(text).map_err(SchemaError::Json)?;
         let version = value
@@ -104,7 +119,6 @@ impl RunFile {
         if let Some(stats) = run.server.as_mut().and_then(|s| s.stats.as_mut()) {
             stats.fill_from_varnish_counters();
         }
-        run.validate()?;
         Ok(run)
     }
 
@@ -135,6 +149,9 @@ pub struct Environment {
     /// what lines up the windows of shards on different machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockRecord>,
+    /// The CPU frequency governor (`scaling_governor` of cpu0), where the kernel has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
 }
 
 /// Clock synchronisation as the kernel reports it (NTP / chrony discipline).

@@ -45,6 +45,10 @@ pub struct StatsRecord {
     /// Varnish 6.5, `"top level"` before), empty where there is one.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub layout: String,
+    /// The server's version, where the source tells it: `varnishd -V`, HAProxy's `show
+    /// info`, the `Server` header of nginx's or Squid's page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// What the source's counters say went wrong in the window, in its own words, e.g.
     /// Varnish's `threads_limited`: a counter, its increase and what it means.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -49,6 +49,7 @@ mod golden {
                 kernel: "6.1.0".into(),
                 hostname: "loadgen-1".into(),
                 clock: None,
+                governor: None,
             },
             plan: Plan {
                 mode: Mode::Open,
@@ -185,6 +186,7 @@ mod golden {
             arrivals: None,
             until_stable: None,
             checks: Vec::new(),
+            provenance: None,
         }
     }
 
@@ -204,6 +206,7 @@ mod golden {
                 counters,
                 gauges: [("n_object".to_owned(), 1)].into_iter().collect(),
                 layout: "counters".into(),
+                version: None,
                 troubles: Vec::new(),
             }),
             process: Some(ProcessRecord {

@@ -27,6 +27,7 @@ fn with_server(mut run: RunFile, requests: u64, hits: u64, cpu_s: f64) -> RunFil
             counters,
             gauges: Default::default(),
             layout: "counters".into(),
+            version: None,
             troubles: Vec::new(),
         }),
         process: Some(ProcessRecord {
@@ -169,6 +170,7 @@ fn a_source_without_cache_counts_is_checked_on_what_it_has() {
             counters: [("requests".to_owned(), requests)].into_iter().collect(),
             gauges: Default::default(),
             layout: String::new(),
+            version: None,
             troubles: Vec::new(),
         }),
         process: None,
@@ -243,6 +245,7 @@ fn haproxy_request_errors_from_vloads_unused_connections_are_a_note() {
             counters: [("frontend.ereq".to_owned(), ereq)].into_iter().collect(),
             gauges: Default::default(),
             layout: String::new(),
+            version: None,
             troubles: vec![vload_schema::Trouble {
                 counter: "frontend.ereq".into(),
                 value: ereq,
