@@ -76,7 +76,7 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
     pub(crate) format: CompareFormat,
     /// Exit 1 when a primary metric is worse in B by more than this many percent, with evidence (default: never).
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", value_parser = crate::parse::percent_margin)]
     pub(crate) fail_if_regressed: Option<f64>,
 }
 
@@ -104,10 +104,15 @@ const MAX_RUN_FILE: u64 = 1 << 30;
 
 /// Reads and validates a run file; errors name the file.
 pub(crate) fn read_run(path: &Path) -> anyhow::Result<RunFile> {
-    let bytes = crate::output::read_bounded(path, MAX_RUN_FILE, "run file")?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("'{}': not a run file (not UTF-8 text)", path.display()))?;
+    let text = read_text(path)?;
     RunFile::from_json(&text).with_context(|| format!("'{}'", path.display()))
+}
+
+/// A run file's text, bounded in size; errors name the file.
+pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
+    let bytes = crate::output::read_bounded(path, MAX_RUN_FILE, "run file")?;
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("'{}': not a run file (not UTF-8 text)", path.display()))
 }
 
 fn read_all(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, RunFile)>> {

@@ -40,6 +40,9 @@ pub(crate) enum Command {
     /// Draw runs as one self-contained HTML page.
     #[command(after_help = examples::PLOT)]
     Plot(analysis::PlotArgs),
+    /// Keep every run in a database and find the commits where a metric changed.
+    #[command(after_help = examples::HISTORY)]
+    History(crate::history::HistoryArgs),
     /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, /stats.
     #[command(after_help = examples::ORIGIN)]
     Origin(vload_origin::OriginArgs),

@@ -47,6 +47,15 @@ Examples:
   vload plot a.json b.json -o ab.html
   vload plot sweep.json -o knee.html";
 
+/// `vload history --help`.
+pub(crate) const HISTORY: &str = "\
+Examples:
+  vload history add runs/*.json
+  vload history show --series home
+  vload history check --fail-if-regressed 5% --format markdown >> \"$GITHUB_STEP_SUMMARY\"
+  vload history plot -o history.html
+  vload history export --format bmf > bmf.json";
+
 /// `vload origin --help`.
 pub(crate) const ORIGIN: &str = "\
 Examples:
@@ -55,12 +64,13 @@ Examples:
   vload origin --listen 127.0.0.1:8081 --delay 1ms..20ms --reset-every 1000";
 
 /// Every command's examples, for the manual.
-pub(crate) const ALL: [(&str, &str); 6] = [
+pub(crate) const ALL: [(&str, &str); 7] = [
     ("attack", ATTACK),
     ("sweep", SWEEP),
     ("report", REPORT),
     ("compare", COMPARE),
     ("plot", PLOT),
+    ("history", HISTORY),
     ("origin", ORIGIN),
 ];
 
@@ -159,7 +169,7 @@ mod tests {
         let names: Vec<String> = commands.iter().map(|c| words(c)[1].clone()).collect();
         assert_eq!(
             names,
-            ["attack", "report", "plot", "compare"],
+            ["attack", "report", "plot", "compare", "history", "history"],
             "{commands:?}"
         );
         for command in &commands {

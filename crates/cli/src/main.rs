@@ -10,6 +10,7 @@ mod attack;
 mod cli;
 mod examples;
 mod finish;
+mod history;
 mod manual;
 mod metrics;
 mod output;
@@ -83,6 +84,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => analysis::report(args),
         Command::Compare(args) => analysis::compare(args),
         Command::Plot(args) => analysis::plot(args),
+        Command::History(args) => history::command(args),
         Command::Origin(args) => origin(args),
         Command::Completions(args) => manual::completions(args.shell),
         Command::Man => manual::man(),

@@ -239,6 +239,18 @@ pub(crate) fn percent(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--fail-if-regressed`'s margin: a percentage, with or without its sign (`5`, `5%`, `2.5%`).
+pub(crate) fn percent_margin(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a percentage of 0 or more: give one such as 5 or 5%"
+        )),
+    }
+}
+
+/// A duration such as 10s, 1m30s or 500ms.
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     let d = humantime::parse_duration(text.trim()).map_err(|_| {
         format!("invalid duration '{text}': expected a number with a unit, like 10s, 500ms or 2m")

@@ -30,6 +30,8 @@ pub(crate) struct AttackArgs {
     pub(crate) output: OutputArgs,
     #[command(flatten, next_help_heading = "Server")]
     pub(crate) server: ServerArgs,
+    #[command(flatten, next_help_heading = "History")]
+    pub(crate) history: crate::history::ProvenanceArgs,
 }
 
 impl AttackArgs {

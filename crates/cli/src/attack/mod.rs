@@ -334,6 +334,8 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     if args.load.latency {
         paint::say!("vload: note: --latency is wrk's: vload always reports latency percentiles");
     }
+    // Hashed before the attack: a wrong path fails now, not after the load.
+    let config_files = args.history.config()?;
     let Attack {
         mut run,
         output,
@@ -342,8 +344,12 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     } = run(args)?;
     targets::name_as_given(&mut run);
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
+    run.provenance = args.history.provenance(config_files);
     let balanced = finish::ledger_balances(&run);
     let code = finish::report_and_save(&run, output.as_ref(), signal, args.output.quiet);
+    if args.history.history {
+        crate::history::store_run(&args.history, &run);
+    }
     // The last scrape: after the run file is written, before vload exits.
     if let Some(metrics) = metrics {
         metrics.finish(args.output.metrics_linger, run.client_health.verdict.word());

@@ -54,11 +54,20 @@ impl HttpUrl {
 
     /// GETs the page before `deadline` and returns its body; anything but a 200 is an error.
     pub(crate) fn get(&self, deadline: Deadline) -> anyhow::Result<String> {
-        let (status, body) = self.exchange("GET", &[], &[], deadline)?;
+        let (status, _, body) = self.exchange("GET", &[], &[], deadline)?;
         if code(&status) != "200" {
             bail!("the server answered '{status}'");
         }
         Ok(body)
+    }
+
+    /// The `Server` header of a GET of the page, if it has one.
+    pub(crate) fn server_header(&self, deadline: Deadline) -> Option<String> {
+        let (_, head, _) = self.exchange("GET", &[], &[], deadline).ok()?;
+        head.lines()
+            .filter_map(|l| l.split_once(':'))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("server"))
+            .map(|(_, value)| value.trim().chars().take(100).collect())
     }
 
     /// POSTs `body` with `headers` before `deadline`; anything but a 2xx is an error, with
@@ -69,7 +78,7 @@ impl HttpUrl {
         headers: &[(&str, &str)],
         deadline: Deadline,
     ) -> anyhow::Result<()> {
-        let (status, answer) = self.exchange("POST", headers, body, deadline)?;
+        let (status, _, answer) = self.exchange("POST", headers, body, deadline)?;
         if !code(&status).starts_with('2') {
             bail!(
                 "the receiver answered '{status}': {}",
@@ -79,14 +88,14 @@ impl HttpUrl {
         Ok(())
     }
 
-    /// One request on a connection of its own: the status line and the body.
+    /// One request on a connection of its own: the status line, the head and the body.
     fn exchange(
         &self,
         method: &str,
         headers: &[(&str, &str)],
         body: &[u8],
         deadline: Deadline,
-    ) -> anyhow::Result<(String, String)> {
+    ) -> anyhow::Result<(String, String, String)> {
         let address = self
             .authority
             .to_socket_addrs()
@@ -119,7 +128,7 @@ impl HttpUrl {
         if code(status).is_empty() {
             bail!("the server's answer is not HTTP");
         }
-        Ok((status.to_owned(), body.to_owned()))
+        Ok((status.to_owned(), head.to_owned(), body.to_owned()))
     }
 }
 

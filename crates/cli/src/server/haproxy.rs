@@ -62,6 +62,13 @@ const GAUGES: &[&str] = &["scur", "qcur"];
 const TYPES: [(&str, &str); 3] = [("0", "frontend"), ("1", "backend"), ("2", "server")];
 
 impl Source for HaProxy {
+    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
+        let info = super::fetch::unix_command(&self.0, "show info\n", deadline).ok()?;
+        info.lines()
+            .find_map(|l| l.strip_prefix("Version:"))
+            .map(|v| format!("HAProxy {}", v.trim()))
+    }
+
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
         let text = super::fetch::unix_command(&self.0, "show stat\n", deadline)?;
         match parse_show_stat(&text) {

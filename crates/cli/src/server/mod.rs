@@ -93,6 +93,7 @@ pub(crate) struct Reader {
     spec: ServerStats,
     source: Box<dyn Source>,
     reads: u64,
+    version: Option<String>,
 }
 
 impl Reader {
@@ -102,11 +103,15 @@ impl Reader {
             spec: spec.clone(),
             source,
             reads: 0,
+            version: None,
         }
     }
 
     /// The counters now, read before `deadline`; an error names the flag and the server.
     pub(crate) fn read(&mut self, deadline: Deadline) -> anyhow::Result<Snapshot> {
+        if self.reads == 0 {
+            self.version = self.source.version(deadline);
+        }
         self.reads += 1;
         let mut snapshot = self
             .source
@@ -192,6 +197,7 @@ impl Reader {
             counters,
             gauges: end.gauges.clone(),
             layout: end.layout.to_owned(),
+            version: self.version.clone(),
         })
     }
 }
@@ -311,6 +317,7 @@ mod tests {
             spec: "nginx:http://127.0.0.1:1/status".parse().unwrap(),
             source: Box::new(Counting),
             reads: 0,
+            version: None,
         };
         // 100 client requests between reads 1 and 4, which counted 3 more.
         let window = reader

@@ -26,6 +26,10 @@ struct Nginx(HttpUrl);
 const UNHANDLED: &str = "unhandled";
 
 impl Source for Nginx {
+    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
+        self.0.server_header(deadline)
+    }
+
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
         let page = self.0.get(deadline)?;
         parse_stub_status(&page).context("the page is not nginx's stub_status")

@@ -29,6 +29,12 @@ pub(crate) trait Source: Send {
     /// reads of the counters fell in the window, for a server that counts them as requests.
     fn common(&self, increase: &BTreeMap<String, u64>, own: u64) -> CommonCounters;
 
+    /// The server's version, where the source can tell it (asked once, before the first
+    /// read, so a server that counts requests counts it outside the window).
+    fn version(&self, _deadline: crate::side::Deadline) -> Option<String> {
+        None
+    }
+
     /// Counters whose rise means trouble, and what each means.
     fn troubles(&self) -> &'static [(&'static str, &'static str)] {
         &[]

@@ -36,6 +36,10 @@ const PREFIXES: &[&str] = &[
 ];
 
 impl Source for Squid {
+    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
+        self.0.server_header(deadline)
+    }
+
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
         let page = self.0.get(deadline)?;
         match parse_counters(&page) {

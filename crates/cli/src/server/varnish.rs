@@ -26,6 +26,16 @@ struct Varnish {
 }
 
 impl Source for Varnish {
+    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
+        // varnishd prints `varnishd (varnish-7.1.1 revision ...)` on stderr.
+        let out = crate::side::output(Command::new("varnishd").arg("-V"), 4096, deadline).ok()?;
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + &String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find(|l| l.contains("varnish-"))?;
+        let start = line.find("varnish-")?;
+        Some(line[start..].split([' ', ')']).next()?.to_owned())
+    }
+
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
         varnishstat(self.instance.as_deref(), deadline)
     }

@@ -194,6 +194,7 @@ impl SweepArgs {
                 start_at: None,
             },
             request: self.request.clone(),
+            history: crate::history::ProvenanceArgs::default(),
             targets: self.targets.clone(),
             cache: self.cache.clone(),
             connection: self.connection.clone(),

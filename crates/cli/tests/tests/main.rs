@@ -6,6 +6,7 @@ mod breakdowns;
 mod catalogue;
 mod ci;
 mod edges;
+mod history;
 mod hostile;
 mod metrics;
 mod origin_command;

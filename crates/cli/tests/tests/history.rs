@@ -1,0 +1,158 @@
+//! `vload history` end to end: attacks that add themselves, files added afterwards, the
+//! gate's exit codes, exports, the plot, and bad input (#47).
+
+use super::util::*;
+
+/// Two commits of short attacks stored with --history, a config file hashed, a corrupt file
+/// refused by name while the others are stored; show, check, export and plot read them.
+#[test]
+fn attacks_add_themselves_and_every_view_reads_them() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("history");
+    let db = dir.path("h.db");
+    let vcl = dir.path("x.vcl");
+    std::fs::write(&vcl, "vcl 4.1;\n").unwrap();
+    for (i, commit) in ["c1", "c1", "c2", "c2"].iter().enumerate() {
+        let out = dir.path(&format!("{i}.json"));
+        let o = run(
+            vload()
+                .args([
+                    "attack",
+                    "-n",
+                    "300",
+                    "-c",
+                    "2",
+                    "--label",
+                    "hist",
+                    "--history",
+                    "--no-progress",
+                    "--quiet",
+                ])
+                .args(["--commit", commit, "--branch", "main", "--config-file"])
+                .arg(&vcl)
+                .arg("--db")
+                .arg(&db)
+                .arg("-o")
+                .arg(&out)
+                .arg(origin.url()),
+            0,
+        );
+        assert!(stderr(&o).contains("history: stored run"), "{}", stderr(&o));
+        let run = read_run(&out);
+        let p = run.provenance.expect("provenance recorded");
+        assert_eq!(p.commit.as_deref(), Some(*commit));
+        assert_eq!(p.config_files.len(), 1);
+        assert_eq!(p.config_files[0].sha256.len(), 64);
+    }
+    // Adding the same files again changes nothing; a corrupt one is named, the rest stored.
+    let bad = dir.path("bad.json");
+    std::fs::write(&bad, "{\"schema_version\": 4, \"run_id\": ").unwrap();
+    let o = run(
+        vload()
+            .args(["history", "add", "--db"])
+            .arg(&db)
+            .arg(dir.path("0.json"))
+            .arg(&bad),
+        2,
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("stored before") && err.contains("bad.json"),
+        "{err}"
+    );
+    let o = run(vload().args(["history", "show", "--db"]).arg(&db), 0);
+    let text = stdout(&o);
+    assert!(
+        text.contains("series hist [") && text.contains("c2") && text.contains("x.vcl"),
+        "{text}"
+    );
+    assert!(text.contains("2 commits, 4 runs"), "{text}");
+    // Two runs a commit, no change between identical commits: judged, passed (or at worst a
+    // regression of this noisy pair) -- never "not judged".
+    let o = vload()
+        .args(["history", "check", "--format", "markdown", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{o:?}");
+    assert!(
+        stdout(&o).starts_with("### vload history check"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(
+        vload()
+            .args(["history", "export", "--format", "bmf", "--db"])
+            .arg(&db),
+        0,
+    );
+    let bmf: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (name, measures) = bmf.as_object().unwrap().iter().next().unwrap();
+    assert!(name.starts_with("hist ["), "{name}");
+    assert!(
+        measures["throughput"]["value"].as_f64().unwrap() > 0.0,
+        "{measures}"
+    );
+    let page = dir.path("h.html");
+    run(
+        vload()
+            .args(["history", "plot", "--db"])
+            .arg(&db)
+            .arg("-o")
+            .arg(&page),
+        0,
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("hist ["),
+        "{html:.300}"
+    );
+}
+
+/// Bad input: a missing database is not created by a reader; a missing config file stops
+/// the attack before any load; an unknown metric and a bad margin are refused by name.
+#[test]
+fn bad_input_gets_one_line_naming_it() {
+    let dir = Scratch::new("history-bad");
+    let db = dir.path("none.db");
+    for view in ["show", "check", "plot"] {
+        let o = run(vload().args(["history", view, "--db"]).arg(&db), 2);
+        assert!(
+            stderr(&o).contains("no history database") && !db.exists(),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(
+        vload()
+            .args(["attack", "-n", "10", "--config-file"])
+            .arg(dir.path("missing.vcl")),
+        2,
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("--config-file") && err.contains("missing.vcl") && !err.contains("attacking"),
+        "{err}"
+    );
+    let o = run(vload().args(["history", "show", "--metric", "p42"]), 2);
+    assert!(
+        stderr(&o).contains("p42") && stderr(&o).contains("p99.9"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(
+        vload().args(["history", "check", "--fail-if-regressed", "lots"]),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("'lots' is not a percentage"),
+        "{}",
+        stderr(&o)
+    );
+    // A database that is not one.
+    let junk = dir.path("junk.db");
+    std::fs::write(&junk, vec![b'x'; 8192]).unwrap();
+    let o = run(vload().args(["history", "show", "--db"]).arg(&junk), 2);
+    assert!(stderr(&o).contains("junk.db"), "{}", stderr(&o));
+}
