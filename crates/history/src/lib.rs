@@ -6,7 +6,8 @@
 //!   and their runs.
 //! - [`key`]: a series' key, the metrics kept of each run, and the validity gate: runs that
 //!   were interrupted, CLIENT-BOUND or MACHINE-BUSY, without a success, unbalanced (the
-//!   ledger), or not in a steady state are kept but never enter a series' statistics.
+//!   ledger), or that failed their arrivals or stationarity checks are kept but never enter
+//!   a series' statistics.
 //! - [`detect`]: E-divisive means with a t-test (Hunter / Apache Otava) over per-commit
 //!   medians.
 //! - [`judge`]: each change point confirmed, or shown weak, by `compare`'s test on the runs

@@ -19,6 +19,49 @@ pub const DEFAULT_DB: &str = "vload-history.db";
 /// The layout version kept in SQLite's `user_version`.
 const LAYOUT: i64 = 1;
 
+/// How long a writer waits for another (concurrent adders).
+const BUSY: Duration = Duration::from_secs(30);
+
+/// Reads the layout version and, for a database this vload can read, makes sure it is in
+/// WAL mode and has its tables; returns the version found.
+fn prepare(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > LAYOUT {
+        return Ok(found);
+    }
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    if found < LAYOUT {
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS series (
+               key TEXT PRIMARY KEY, label TEXT NOT NULL, workload TEXT NOT NULL,
+               testbed TEXT NOT NULL, config TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS runs (
+               run_id TEXT PRIMARY KEY, series TEXT NOT NULL REFERENCES series(key),
+               started_at TEXT NOT NULL, commit_id TEXT NOT NULL, branch TEXT,
+               mode TEXT NOT NULL, excluded TEXT, added_from TEXT NOT NULL, file BLOB NOT NULL);
+             CREATE INDEX IF NOT EXISTS runs_by_series ON runs(series, started_at);
+             CREATE TABLE IF NOT EXISTS metrics (
+               run_id TEXT NOT NULL REFERENCES runs(run_id), metric TEXT NOT NULL,
+               value REAL NOT NULL, PRIMARY KEY (run_id, metric)) WITHOUT ROWID;
+             PRAGMA user_version = 1;
+             COMMIT;",
+        )?;
+    }
+    Ok(found)
+}
+
+/// SQLite's "busy" and "locked": another connection holds the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// What can go wrong with the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -120,32 +163,24 @@ impl Store {
             source,
         };
         let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(sql)?;
-        let found: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql)?;
-        if found > LAYOUT {
-            return Err(StoreError::Newer { path: name, found });
+        conn.busy_timeout(BUSY).map_err(sql)?;
+        // Switching a new file to WAL takes a lock that SQLite does not wait for: adders that
+        // create the database together (the shards of one attack) retry until the busy
+        // timeout, as every later statement waits.
+        let started = std::time::Instant::now();
+        loop {
+            match prepare(&conn) {
+                Ok(found) if found > LAYOUT => return Err(StoreError::Newer { path: name, found }),
+                Ok(_) => break,
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY => {
+                    // A transaction begun before the lock was refused ends here (an error
+                    // when none was begun, which is nothing to undo).
+                    let _ = conn.execute_batch("ROLLBACK");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(sql(e)),
+            }
         }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sql)?;
-        conn.execute_batch(
-            "BEGIN IMMEDIATE;
-             CREATE TABLE IF NOT EXISTS series (
-               key TEXT PRIMARY KEY, label TEXT NOT NULL, workload TEXT NOT NULL,
-               testbed TEXT NOT NULL, config TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS runs (
-               run_id TEXT PRIMARY KEY, series TEXT NOT NULL REFERENCES series(key),
-               started_at TEXT NOT NULL, commit_id TEXT NOT NULL, branch TEXT,
-               mode TEXT NOT NULL, excluded TEXT, added_from TEXT NOT NULL, file BLOB NOT NULL);
-             CREATE INDEX IF NOT EXISTS runs_by_series ON runs(series, started_at);
-             CREATE TABLE IF NOT EXISTS metrics (
-               run_id TEXT NOT NULL REFERENCES runs(run_id), metric TEXT NOT NULL,
-               value REAL NOT NULL, PRIMARY KEY (run_id, metric)) WITHOUT ROWID;
-             PRAGMA user_version = 1;
-             COMMIT;",
-        )
-        .map_err(sql)?;
         Ok(Store {
             conn,
             path: path.to_owned(),
