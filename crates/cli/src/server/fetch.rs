@@ -52,22 +52,20 @@ impl HttpUrl {
         })
     }
 
-    /// GETs the page before `deadline` and returns its body; anything but a 200 is an error.
-    pub(crate) fn get(&self, deadline: Deadline) -> anyhow::Result<String> {
-        let (status, _, body) = self.exchange("GET", &[], &[], deadline)?;
+    /// GETs the page before `deadline` and returns its body, anything but a 200 an error,
+    /// with the answer's `Server` header (the server's version, where it gives it): one
+    /// request, so a server that counts its pages counts one.
+    pub(crate) fn get_page(&self, deadline: Deadline) -> anyhow::Result<(String, Option<String>)> {
+        let (status, head, body) = self.exchange("GET", &[], &[], deadline)?;
         if code(&status) != "200" {
             bail!("the server answered '{status}'");
         }
-        Ok(body)
-    }
-
-    /// The `Server` header of a GET of the page, if it has one.
-    pub(crate) fn server_header(&self, deadline: Deadline) -> Option<String> {
-        let (_, head, _) = self.exchange("GET", &[], &[], deadline).ok()?;
-        head.lines()
+        let server = head
+            .lines()
             .filter_map(|l| l.split_once(':'))
             .find(|(name, _)| name.trim().eq_ignore_ascii_case("server"))
-            .map(|(_, value)| value.trim().chars().take(100).collect())
+            .map(|(_, value)| value.trim().chars().take(100).collect());
+        Ok((body, server))
     }
 
     /// POSTs `body` with `headers` before `deadline`; anything but a 2xx is an error, with
@@ -199,7 +197,7 @@ mod tests {
         });
         let err = HttpUrl::parse(&format!("http://127.0.0.1:{port}/status"))
             .unwrap()
-            .get(Deadline::after(std::time::Duration::from_secs(5)))
+            .get_page(Deadline::after(std::time::Duration::from_secs(5)))
             .unwrap_err();
         assert!(format!("{err:#}").contains("404"), "{err:#}");
         server.join().unwrap();

@@ -109,15 +109,18 @@ impl Reader {
 
     /// The counters now, read before `deadline`; an error names the flag and the server.
     pub(crate) fn read(&mut self, deadline: Deadline) -> anyhow::Result<Snapshot> {
-        if self.reads == 0 {
-            self.version = self.source.version(deadline);
-        }
         self.reads += 1;
         let mut snapshot = self
             .source
             .read(deadline)
             .map_err(|e| anyhow::anyhow!("--server-stats {}: {e:#}", self.spec.label()))?;
         snapshot.reads = self.reads;
+        if self.version.is_none() && self.reads == 1 {
+            self.version = snapshot
+                .version
+                .take()
+                .or_else(|| self.source.version(deadline));
+        }
         Ok(snapshot)
     }
 

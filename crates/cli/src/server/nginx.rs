@@ -26,13 +26,12 @@ struct Nginx(HttpUrl);
 const UNHANDLED: &str = "unhandled";
 
 impl Source for Nginx {
-    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
-        self.0.server_header(deadline)
-    }
-
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
-        let page = self.0.get(deadline)?;
-        parse_stub_status(&page).context("the page is not nginx's stub_status")
+        let (page, server) = self.0.get_page(deadline)?;
+        let mut snapshot =
+            parse_stub_status(&page).context("the page is not nginx's stub_status")?;
+        snapshot.version = server;
+        Ok(snapshot)
     }
 
     fn common(&self, increase: &BTreeMap<String, u64>, own: u64) -> CommonCounters {

@@ -29,8 +29,9 @@ pub(crate) trait Source: Send {
     /// reads of the counters fell in the window, for a server that counts them as requests.
     fn common(&self, increase: &BTreeMap<String, u64>, own: u64) -> CommonCounters;
 
-    /// The server's version, where the source can tell it (asked once, before the first
-    /// read, so a server that counts requests counts it outside the window).
+    /// The server's version, where the source tells it apart from its counters (asked once,
+    /// after the first read that worked, within what is left of that read's deadline);
+    /// sources whose page says it set [`Snapshot::version`] instead.
     fn version(&self, _deadline: crate::side::Deadline) -> Option<String> {
         None
     }
@@ -65,4 +66,7 @@ pub(crate) struct Snapshot {
     pub(super) layout: &'static str,
     /// Reads of the counters so far, this one included.
     pub(super) reads: u64,
+    /// The server's version, when the page that carried the counters said it (its `Server`
+    /// header).
+    pub(super) version: Option<String>,
 }

@@ -36,14 +36,13 @@ const PREFIXES: &[&str] = &[
 ];
 
 impl Source for Squid {
-    fn version(&self, deadline: crate::side::Deadline) -> Option<String> {
-        self.0.server_header(deadline)
-    }
-
     fn read(&self, deadline: crate::side::Deadline) -> anyhow::Result<Snapshot> {
-        let page = self.0.get(deadline)?;
+        let (page, server) = self.0.get_page(deadline)?;
         match parse_counters(&page) {
-            Some(snapshot) => Ok(snapshot),
+            Some(snapshot) => Ok(Snapshot {
+                version: server,
+                ..snapshot
+            }),
             None => {
                 bail!("the page is not Squid's cache manager counters (no client_http.requests)")
             }

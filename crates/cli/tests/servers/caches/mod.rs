@@ -49,6 +49,18 @@ fn counts_agree(server: &str) {
     let stats = run.server.as_ref().unwrap().stats.as_ref().unwrap();
     assert_eq!(stats.source, server);
     assert_eq!(stats.covers, "measured");
+    // #47: the server's version, from its own page (nginx's, Squid's Server header) or its
+    // socket (HAProxy's show info), without a request of its own (the counts below hold).
+    let version = stats.version.as_deref().unwrap_or_default();
+    let name = if server == "haproxy" {
+        "HAProxy "
+    } else {
+        server
+    };
+    assert!(
+        version.to_lowercase().starts_with(&name.to_lowercase()),
+        "{server}: {version:?}"
+    );
     let common = stats.common;
     assert_eq!(
         common.requests,

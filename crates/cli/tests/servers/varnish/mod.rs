@@ -69,6 +69,10 @@ fn hello_vcl_hits_after_warmup_with_exactly_one_backend_request() {
     );
     let process = run.server.as_ref().unwrap().process.as_ref().unwrap();
     assert_eq!(process.processes, 2, "varnishd and its worker process");
+    // #47: the server's version, by `varnishd -V`, keys its history series.
+    let stats = run.server.as_ref().unwrap().stats.as_ref().unwrap();
+    let version = stats.version.as_deref().unwrap_or_default();
+    assert!(version.starts_with("varnish-"), "{version:?}");
     assert!(process.cpu_s() > 0.0, "{process:?}");
     assert!(run.intervals.iter().all(|i| i.server_cpu_s.is_some()));
     let text = String::from_utf8_lossy(&report.stdout);
