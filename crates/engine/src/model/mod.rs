@@ -247,6 +247,11 @@ impl Model {
         }
     }
 
+    /// True for an open loop (a schedule dispatches its requests).
+    pub(crate) fn is_open(&self) -> bool {
+        self.open().is_some()
+    }
+
     /// True once nothing more will be dispatched: a lane with nothing to send is done.
     pub(crate) fn dispatch_done(&self) -> bool {
         self.open().is_none_or(Open::dispatch_done)
