@@ -49,6 +49,15 @@ pub fn tenths(x: f64) -> String {
     format!("{sign}{}.{}", count(tenths / 10), tenths % 10)
 }
 
+/// A p-value, one way everywhere (reports, checks, compare, history): `0.052`, `<0.001`.
+pub fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".to_owned()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 /// A ratio in [0, 1] as `99.82%`.
 pub fn percent(ratio: f64) -> String {
     if ratio.is_finite() {
@@ -112,6 +121,14 @@ fn is_unsafe(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn p_values_have_one_format() {
+        assert_eq!(super::p_value(0.23), "0.230");
+        assert_eq!(super::p_value(0.0523), "0.052");
+        assert_eq!(super::p_value(0.0009), "<0.001");
+        assert_eq!(super::p_value(3.9e-9), "<0.001");
+    }
+
     use super::*;
 
     #[test]

@@ -102,16 +102,7 @@ fn named_cells(row: &Row, name: &str, columns: &Columns) -> Vec<String> {
         }
         _ => "—".to_owned(),
     };
-    let p = row.p.map_or_else(
-        || "—".to_owned(),
-        |p| {
-            if p < 0.001 {
-                "<0.001".to_owned()
-            } else {
-                format!("{p:.3}")
-            }
-        },
-    );
+    let p = row.p.map_or_else(|| "—".to_owned(), crate::units::p_value);
     let mut verdict = row.verdict.text(row.metric);
     if row.method == Method::WelchLowN {
         verdict.push_str(" (low N)");

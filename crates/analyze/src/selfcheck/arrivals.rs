@@ -83,13 +83,15 @@ fn poisson_fit(run: &RunFile, c: &mut RunCheck, wrong: &mut Vec<String>) -> Stri
                 c.statistic = Some(d);
                 c.p_value = Some(p);
                 fit = format!(
-                    "; Poisson gaps against the plan's exponential: KS D {d:.3}, p {p:.3} ({} of {} gaps)",
+                    "; Poisson gaps against the plan's exponential: KS D {d:.3}, p {} ({} of {} gaps)",
+                    crate::units::p_value(p),
                     sample.gaps.len(),
                     sample.sends
                 );
                 if p < ALPHA {
                     wrong.push(format!(
-                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {p:.2e}): {}",
+                        "the sends did not follow the planned Poisson process (KS D {d:.3}, p {}): {}",
+                        crate::units::p_value(p),
                         burst_cause(run)
                     ));
                 }

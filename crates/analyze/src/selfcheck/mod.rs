@@ -177,11 +177,11 @@ fn drift(run: &RunFile, metric: Metric) -> Option<RunCheck> {
         },
         if moved {
             format!(
-                "not stationary: {label} {} from {} to {} between the first and last third of the window (p {:.1e}); {}",
+                "not stationary: {label} {} from {} to {} between the first and last third of the window (p {}); {}",
                 if w.difference > 0.0 { "rose" } else { "fell" },
                 percent(first),
                 percent(last),
-                w.p,
+                crate::units::p_value(w.p),
                 if metric == Metric::ErrorRate {
                     "the server's health changed during the run"
                 } else {
@@ -190,10 +190,10 @@ fn drift(run: &RunFile, metric: Metric) -> Option<RunCheck> {
             )
         } else {
             format!(
-                "{label} stationary: {} then {} (first and last third, p {:.2})",
+                "{label} stationary: {} then {} (first and last third, p {})",
                 percent(first),
                 percent(last),
-                w.p
+                crate::units::p_value(w.p)
             )
         },
     );
@@ -300,10 +300,10 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
         _ => CheckVerdict::Pass,
     };
     let moved = format!(
-        "{key} {} {:.0}% from the first third of the window to the last (slope p {:.1e})",
+        "{key} {} {:.0}% from the first third of the window to the last (slope p {})",
         if change > 0.0 { "rose" } else { "fell" },
         change.abs() * 100.0,
-        trend.p
+        crate::units::p_value(trend.p)
     );
     let message = match verdict {
         CheckVerdict::Fail => {
@@ -313,9 +313,9 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
             "stationarity unclear: {moved}, too few independent batches of {size} s to be sure; run longer"
         ),
         CheckVerdict::Pass => format!(
-            "{key} stationary: {:+.1}% from the first third of the window to the last (slope p {:.2})",
+            "{key} stationary: {:+.1}% from the first third of the window to the last (slope p {})",
             change * 100.0,
-            trend.p
+            crate::units::p_value(trend.p)
         ),
     };
     let mut c = check(&name, verdict, message);

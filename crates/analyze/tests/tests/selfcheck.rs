@@ -44,6 +44,16 @@ fn a_climbing_p50_is_not_stationary_and_a_steady_one_is() {
     assert!((0.25..0.37).contains(&change), "change {change}");
     assert!(p50.message.contains("p50 rose"), "{}", p50.message);
     assert!(p50.message.contains("extend --warmup"), "{}", p50.message);
+    // #48: p-values in one format everywhere ("slope p 3.9e-1" stood beside "p 0.23").
+    let exponent = regex::Regex::new(r"p [0-9.]+e-?[0-9]").unwrap();
+    for c in &checks {
+        assert!(!exponent.is_match(&c.message), "{}", c.message);
+    }
+    assert!(
+        p50.message.contains("slope p <0.001") || p50.message.contains("slope p 0."),
+        "{}",
+        p50.message
+    );
     for seed in 1..=5 {
         let checks = run_checks(&drifting("steady", 0.0, seed)).unwrap();
         let p50 = check(&checks, "stationarity:p50").unwrap();
