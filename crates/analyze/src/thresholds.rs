@@ -12,7 +12,7 @@ use crate::units::{duration_ns, percent, rate};
 /// What a term bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Measure {
-    /// A latency quantile (0.5, 0.9, 0.99, 0.999) of the run's latency.
+    /// A latency quantile (0.5, 0.75, 0.9, 0.95, 0.99, 0.999) of the run's latency.
     Quantile(Quantile),
     /// The mean latency.
     Mean,
@@ -31,8 +31,12 @@ pub enum Measure {
 pub enum Quantile {
     /// p50.
     P50,
+    /// p75.
+    P75,
     /// p90.
     P90,
+    /// p95 (k6's favourite).
+    P95,
     /// p99.
     P99,
     /// p99.9.
@@ -43,7 +47,9 @@ impl Quantile {
     fn q(self) -> f64 {
         match self {
             Quantile::P50 => 0.5,
+            Quantile::P75 => 0.75,
             Quantile::P90 => 0.9,
+            Quantile::P95 => 0.95,
             Quantile::P99 => 0.99,
             Quantile::P999 => 0.999,
         }
@@ -110,7 +116,7 @@ impl Threshold {
     }
 }
 
-const SHAPE: &str = "expected terms like p99>10ms,errors>0.1%,rate<9000 (metrics p50, p90, p99, p99.9, mean, max, errors, rate; comparisons >, >=, <, <=)";
+const SHAPE: &str = "expected terms like p99>10ms,errors>0.1%,rate<9000 (metrics p50, p75, p90, p95, p99, p99.9, mean, max, errors, rate; k6's p(95) too; comparisons >, >=, <, <=)";
 
 /// Parses `p99>10ms,errors>0.1%,rate<9000`.
 ///
@@ -129,9 +135,19 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
             [b'>', ..] => (Op::Above, &rest[1..]),
             _ => (Op::Below, &rest[1..]),
         };
-        let (measure, name) = match name.trim().to_ascii_lowercase().as_str() {
+        // k6 writes p(95); its limits are in milliseconds when they have no unit.
+        let lower = name.trim().to_ascii_lowercase();
+        let k6 = lower.starts_with("p(") && lower.ends_with(')');
+        let normal = if k6 {
+            format!("p{}", &lower[2..lower.len() - 1])
+        } else {
+            lower
+        };
+        let (measure, name) = match normal.as_str() {
             "p50" | "median" => (Measure::Quantile(Quantile::P50), "p50"),
+            "p75" => (Measure::Quantile(Quantile::P75), "p75"),
             "p90" => (Measure::Quantile(Quantile::P90), "p90"),
+            "p95" => (Measure::Quantile(Quantile::P95), "p95"),
             "p99" => (Measure::Quantile(Quantile::P99), "p99"),
             "p99.9" | "p999" => (Measure::Quantile(Quantile::P999), "p99.9"),
             "mean" | "avg" => (Measure::Mean, "mean"),
@@ -148,15 +164,28 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
         // and pass every bad one (`p99<10s` exits 0 on a run whose p99 is 31 s).
         let fails_high = !matches!(measure, Measure::Rate);
         let reads_as_pass = matches!(op, Op::Below | Op::AtMost) == fails_high;
+        let bare = limit.trim().parse::<f64>().is_ok();
+        let limit_text =
+            if k6 && bare && matches!(measure, Measure::Quantile(_) | Measure::Mean | Measure::Max)
+            {
+                format!("{}ms", limit.trim())
+            } else {
+                limit.trim().to_owned()
+            };
         if reads_as_pass {
             let (fail, pass) = if fails_high { (">", "<") } else { ("<", ">") };
-            let flipped = format!("{}{fail}{}", name, limit.trim());
+            let flipped = format!("{}{fail}{limit_text}", name);
+            if k6 {
+                return Err(format!(
+                    "--fail-if term '{term}' is k6's threshold, which passes when it holds; --fail-if fails the run when its term holds: write {flipped}"
+                ));
+            }
             return Err(format!(
                 "--fail-if term '{term}' reads as a condition to pass, but --fail-if fails the run when its term holds: write {flipped} to fail a run whose {name} is beyond {} (--slo of vload sweep takes the pass form, {name}{pass}...)",
                 limit.trim()
             ));
         }
-        let limit = limit.trim();
+        let limit = limit_text.as_str();
         let value = match measure {
             Measure::Errors => parse_share(limit),
             Measure::Rate => per_second(limit),
@@ -274,6 +303,27 @@ mod tests {
         assert_eq!(t[3].op, Op::AtLeast);
         assert_eq!(t[4].op, Op::AtLeast);
         assert_eq!(t[0].text(), "p99>10.00 ms");
+    }
+
+    /// #48: p95 (and p75) as k6 users write them; k6's own `p(95)<500` is named with the
+    /// --fail-if form it means, its bare milliseconds given their unit.
+    #[test]
+    fn p95_and_k6_thresholds() {
+        let t = parse("p95>1s,p75>=2ms,p(95)>500").unwrap();
+        assert_eq!(
+            (t[0].measure, t[0].limit),
+            (Measure::Quantile(Quantile::P95), 1e9)
+        );
+        assert_eq!(t[1].measure, Measure::Quantile(Quantile::P75));
+        assert_eq!(
+            (t[2].measure, t[2].limit),
+            (Measure::Quantile(Quantile::P95), 500e6)
+        );
+        let err = parse("p(95)<500").unwrap_err();
+        assert!(
+            err.contains("k6's threshold") && err.contains("write p95>500ms"),
+            "{err}"
+        );
     }
 
     #[test]

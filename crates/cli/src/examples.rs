@@ -6,7 +6,7 @@
 /// `vload attack --help`.
 pub(crate) const ATTACK: &str = "\
 Examples:
-  vload attack                                    # the built-in origin: 10 s, 10 connections
+  vload attack                                    # the built-in origin: 10 s, 50 connections
   vload attack -c 50 -d 30s http://127.0.0.1:8080/
   vload attack -r 10k -d 30s --warmup 5s -o a.json http://127.0.0.1:8080/
   vload attack -r 5k -d 1m --fail-if 'p99>10ms,errors>0.1%' http://127.0.0.1:8080/
@@ -140,6 +140,16 @@ mod tests {
             }
         }
         assert!(seen >= 20, "{seen} examples");
+    }
+
+    /// #48: the built-in origin's example says the connections it uses (it said 10 of 50).
+    #[test]
+    fn the_builtin_attack_example_says_its_connections() {
+        let n = crate::attack::flags::DEFAULT_CONNECTIONS;
+        assert!(
+            ATTACK.contains(&format!("the built-in origin: 10 s, {n} connections")),
+            "{ATTACK}"
+        );
     }
 
     /// See #35: the vload commands of the GitHub Actions example parse (folded and

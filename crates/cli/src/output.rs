@@ -39,6 +39,12 @@ impl Destination {
     }
 }
 
+/// Words other tools take after -o / --output as a format (hey's `-o csv`, oha's
+/// `--output-format json`, k6's `--out json`): refused as file names, named.
+const FORMAT_WORDS: &[&str] = &[
+    "csv", "json", "text", "txt", "html", "markdown", "md", "quiet",
+];
+
 /// Links followed before giving up (the kernel's own limit is 40).
 const MAX_LINKS: usize = 40;
 
@@ -51,6 +57,14 @@ const MAX_LINKS: usize = 40;
 pub(crate) fn check(path: &Path, what: &str) -> anyhow::Result<Destination> {
     if path == Path::new("-") {
         return Ok(Destination::Stdout);
+    }
+    // hey's `-o csv`, oha's and k6's `--output json`: a format, which vload's -o is not.
+    if let Some(word) = path.to_str()
+        && FORMAT_WORDS.contains(&word)
+    {
+        bail!(
+            "-o {word}: vload's -o names the {what} (JSON), not a format; `vload report RUN.json --format ...` prints other forms; to write a file named '{word}', give ./{word}"
+        );
     }
     let target =
         follow_links(path).with_context(|| format!("cannot write {what} '{}'", path.display()))?;

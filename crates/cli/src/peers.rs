@@ -22,7 +22,19 @@ const PEER_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "--rps",
-        "k6's --rps is vload's -r/--rate (an open loop, requests per second), e.g. -r 2000",
+        "k6's --rps and h2load's --rps (per client) are vload's -r/--rate, the whole attack's, e.g. -r 2000",
+    ),
+    (
+        "-h2",
+        "hey's -h2 is vload's --http2 (h2c for http://, ALPN for https://)",
+    ),
+    (
+        "--h2",
+        "vload's HTTP/2 flag is --http2 (--http2-client picks its implementation)",
+    ),
+    (
+        "--h1",
+        "vload speaks HTTP/1.1 by default (--http1-client picks its implementation)",
     ),
     (
         "--iterations",
@@ -38,13 +50,16 @@ const PEER_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "-s",
-        "vload runs no scripts (wrk's -s): request lists go in --targets, --urls or --replay-log",
+        "wrk's -s runs a script, which vload does not (request lists go in --targets, --urls or --replay-log); ab's -s (a timeout) is vload's --timeout",
     ),
     (
         "-T",
         "ab's content type is a header in vload: -H 'Content-Type: ...'",
     ),
-    ("-p", "ab's POST file is vload's -m POST --body-file FILE"),
+    (
+        "-p",
+        "ab's -p (a POST file) is vload's -m POST --body-file FILE; oha's -p (parallel HTTP/2 requests) is vload's --streams",
+    ),
     (
         "-rate",
         "vegeta's -rate is vload's -r/--rate, e.g. -r 50/1s",
@@ -91,7 +106,7 @@ const PEER_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "-D",
-        "h2load's -D (duration) is vload's -d/--duration, e.g. -d 30s",
+        "h2load's -D (duration) is vload's -d/--duration, e.g. -d 30s; wrk2's -D exp (Poisson arrivals) is vload's --arrival poisson",
     ),
 ];
 

@@ -35,7 +35,7 @@ pub(crate) enum ArrivalArg {
     Poisson,
 }
 
-const DEFAULT_CONNECTIONS: u32 = 50;
+pub(crate) const DEFAULT_CONNECTIONS: u32 = 50;
 const DEFAULT_MAX_CONNECTIONS: u32 = 10_000;
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// `--until-stable` stops no earlier than this many measured seconds: ten one-second batches
@@ -282,7 +282,8 @@ pub(crate) struct RequestArgs {
     /// Request header 'Name: value'; repeatable (default: Host from the URL).
     #[arg(short = 'H', long = "header", value_parser = parse::header)]
     pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
-    /// Request body (default: none).
+    /// Request body, as written (a file: --body-file; '@FILE' is refused, not sent) (default:
+    /// none).
     #[arg(long, conflicts_with = "body_file")]
     pub(crate) body: Option<String>,
     /// Request body read from a file (default: none).
@@ -308,6 +309,11 @@ impl RequestArgs {
             }
         }
         let body = match (&self.body, &self.body_file) {
+            // curl's and hey's `@FILE` would go out as the literal text: named instead.
+            (Some(text), _) if text.starts_with('@') && text.len() > 1 => anyhow::bail!(
+                "--body '{text}': vload sends --body as written; to send the file's bytes, use --body-file {}",
+                &text[1..]
+            ),
             (Some(text), _) => Bytes::from(text.clone()),
             (None, Some(path)) => {
                 Bytes::from(crate::output::read_bounded(path, MAX_BODY, "--body-file")?)
@@ -360,10 +366,10 @@ pub(crate) struct ConnectionArgs {
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
     /// HTTP/1.1 client: vload's lean one (default), or hyper's for comparison.
-    #[arg(long, value_name = "lean|hyper", value_parser = parse::client)]
+    #[arg(long, value_name = "lean|hyper", value_parser = client_parser())]
     pub(crate) http1_client: Option<Client>,
     /// HTTP/2 client: vload's lean one (default), or hyper's for comparison.
-    #[arg(long, value_name = "lean|hyper", value_parser = parse::client)]
+    #[arg(long, value_name = "lean|hyper", value_parser = client_parser())]
     pub(crate) http2_client: Option<Client>,
     /// Close and reopen each connection after this many requests; 1 = no keep-alive (default: keep alive).
     #[arg(long, value_name = "N")]
@@ -441,6 +447,14 @@ impl ConnectionArgs {
     }
 }
 
+/// `--http1-client` / `--http2-client`: the two names, so that a shell completes them (a
+/// parser function alone completed file names).
+fn client_parser() -> impl clap::builder::TypedValueParser<Value = Client> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["lean", "hyper"])
+        .try_map(|name: String| parse::client(&name))
+}
+
 /// Where the results go.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct OutputArgs {
@@ -478,7 +492,7 @@ pub(crate) struct OutputArgs {
     #[arg(long)]
     pub(crate) quiet: bool,
     /// Exit 1 when the run crosses a threshold, for CI: e.g. 'p99>10ms,errors>0.1%,rate<9000'
-    /// (p50, p90, p99, p99.9, mean, max of the run's latency; errors; rate in successful
+    /// (p50, p75, p90, p95, p99, p99.9, mean, max of the run's latency; k6's p(95) too; errors; rate in successful
     /// responses/s); one line per breach after the report (default: none).
     #[arg(long, value_name = "TERMS", value_parser = crate::parse::fail_if)]
     pub(crate) fail_if: Option<FailIf>,

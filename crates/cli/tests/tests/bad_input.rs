@@ -343,3 +343,29 @@ fn credentials_in_a_url_become_basic_auth_and_never_reach_the_run_file() {
     let said = format!("{}{}", stdout(&o), stderr(&o));
     assert!(!said.contains("cret"), "{said}");
 }
+
+/// #48: other tools' spellings that vload once misread with exit 0 (hey's `-h2` printed the
+/// help, `-o csv` wrote a run file named csv, `--body @FILE` sent the literal text) and hints
+/// that named one tool where two use the letter: each refused in one line naming vload's flag.
+#[test]
+fn other_tools_spellings_are_named_not_misread() {
+    let url = "http://127.0.0.1:1/";
+    for (args, needle) in [
+        (vec!["attack", "-h2", url], "--http2"),
+        (vec!["attack", "--h2", url], "--http2"),
+        (vec!["attack", "--h1", url], "HTTP/1.1 by default"),
+        (vec!["attack", "-o", "csv", url], "not a format"),
+        (vec!["attack", "--output", "json", url], "give ./json"),
+        (
+            vec!["attack", "--body", "@payload.json", url],
+            "--body-file payload.json",
+        ),
+        (vec!["attack", "-p", "5", url], "--streams"),
+        (vec!["attack", "-s", "5", url], "--timeout"),
+        (vec!["attack", "-D", "exp", url], "--arrival poisson"),
+        (vec!["attack", "--rps", "100", url], "h2load's --rps"),
+    ] {
+        refused(&args, needle);
+    }
+    assert!(!std::path::Path::new("csv").exists() && !std::path::Path::new("json").exists());
+}
