@@ -462,11 +462,23 @@ pub(crate) fn describe_plan(run: &RunFile) -> String {
                 vload_schema::Arrival::Constant => "constant",
                 vload_schema::Arrival::Poisson => "poisson",
             };
-            let rate = crate::staged::describe(run).unwrap_or_else(|| {
-                p.rate_per_s
-                    .map_or_else(|| "?".to_owned(), crate::units::rate)
-            });
-            format!("open loop, {arrival} {rate}, up to {connections}")
+            match crate::staged::describe(run) {
+                // A plan or a sweep: "constant" before it read as a constant rate (#48:
+                // "constant rate plan 0.0/s -> 2,000.0/s"); its spacing is said after it.
+                Some(plan) => {
+                    let spacing = match p.arrival {
+                        vload_schema::Arrival::Constant => "evenly spaced",
+                        vload_schema::Arrival::Poisson => "Poisson arrivals",
+                    };
+                    format!("open loop, {plan}, {spacing}, up to {connections}")
+                }
+                None => {
+                    let rate = p
+                        .rate_per_s
+                        .map_or_else(|| "?".to_owned(), crate::units::rate);
+                    format!("open loop, {arrival} {rate}, up to {connections}")
+                }
+            }
         }
     };
     let stop = match (p.duration_s, p.requests) {

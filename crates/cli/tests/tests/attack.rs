@@ -177,6 +177,11 @@ fn a_rate_plan_reports_each_stage() {
         report.contains("rate plan 0.0/s → 1,000.0/s for 1.000 s, then 1,000.0/s for 1.000 s"),
         "{report}"
     );
+    // #48: its spacing after it, never "constant rate plan 0.0/s → ..." for a ramp.
+    assert!(
+        !report.contains("constant rate plan") && report.contains("for 1.000 s, evenly spaced"),
+        "{report}"
+    );
     assert!(report.contains("Stages"), "{report}");
     let run_file = read_run(&file);
     assert_eq!(
