@@ -14,6 +14,9 @@ use vload_schema::RunFile;
 pub(crate) enum ReportFormat {
     /// The text report, as `vload attack` prints it.
     Text,
+    /// Eight lines, vegeta's length: requests, duration, latencies, bytes, success, statuses,
+    /// health.
+    Brief,
     /// The summary as JSON.
     Json,
     /// Markdown tables.
@@ -187,6 +190,7 @@ fn rendered(format: ReportFormat, run: &RunFile) -> anyhow::Result<String> {
     let summary = vload_analyze::Summary::of(run)?;
     Ok(match format {
         ReportFormat::Text => render::report::text::render(&summary),
+        ReportFormat::Brief => render::report::brief::render(&summary),
         ReportFormat::Json => render::report::json::render(&summary),
         ReportFormat::Markdown => render::report::markdown::render(&summary),
         ReportFormat::Hgrm => render::report::hgrm::render(run)?,

@@ -35,10 +35,14 @@ pub(crate) fn report_and_save(
     run: &vload_schema::RunFile,
     output: Option<&output::Destination>,
     signal: Option<i32>,
-    quiet: bool,
+    (quiet, brief): (bool, bool),
 ) -> anyhow::Result<ExitCode> {
     let summary = vload_analyze::Summary::of(run).context("summarising the run")?;
-    let report = vload_analyze::render::report::text::render(&summary);
+    let report = if brief {
+        vload_analyze::render::report::brief::render(&summary)
+    } else {
+        vload_analyze::render::report::text::render(&summary)
+    };
     // With `-o -` the run file takes stdout, and the report goes to stderr.
     let report = vload_analyze::units::clean_lines(&report);
     let printed = if quiet {

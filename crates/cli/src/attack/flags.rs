@@ -491,6 +491,10 @@ pub(crate) struct OutputArgs {
     /// code still speak, and -o still writes the run file (default: the report is printed).
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// Print the short report (eight lines, vegeta's length) instead of the full one; `vload
+    /// report RUN.json` gives the full one later (default: the full report).
+    #[arg(long, conflicts_with = "quiet")]
+    pub(crate) brief: bool,
     /// Exit 1 when the run crosses a threshold, for CI: e.g. 'p99>10ms,errors>0.1%,rate<9000'
     /// (p50, p75, p90, p95, p99, p99.9, mean, max of the run's latency; k6's p(95) too; errors; rate in successful
     /// responses/s); one line per breach after the report (default: none).

@@ -346,7 +346,12 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     run.provenance = args.history.provenance(config_files);
     let balanced = finish::ledger_balances(&run);
-    let code = finish::report_and_save(&run, output.as_ref(), signal, args.output.quiet);
+    let code = finish::report_and_save(
+        &run,
+        output.as_ref(),
+        signal,
+        (args.output.quiet, args.output.brief),
+    );
     if args.history.history {
         crate::history::store_run(&args.history, &run);
     }

@@ -212,6 +212,7 @@ impl SweepArgs {
                 metrics_remote_write: None,
                 metrics_linger: std::time::Duration::ZERO,
                 quiet: self.output.quiet,
+                brief: false,
                 fail_if: None,
                 expect_status: self.output.expect_status.clone(),
             },

@@ -88,7 +88,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         &file,
         session.output.as_ref(),
         session.signal(),
-        args.output.quiet,
+        (args.output.quiet, args.output.brief),
     )?;
     if let Some(error) = failed {
         return Err(error);

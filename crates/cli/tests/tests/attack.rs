@@ -211,3 +211,48 @@ fn quiet_prints_no_report_and_still_writes_the_run_file() {
     assert!(!stderr(&o).contains("Requests"), "{}", stderr(&o));
     assert_eq!(read_run(&file).totals.completed, 5);
 }
+
+/// #48: `--brief` prints vegeta's length (eight lines) and `vload report --format brief`
+/// prints the same lines from the run file.
+#[test]
+fn brief_is_eight_lines_and_the_report_gives_the_same() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("brief");
+    let file = dir.path("run.json");
+    let o = run(
+        vload()
+            .args([
+                "attack",
+                "-n",
+                "500",
+                "-c",
+                "2",
+                "--brief",
+                "--no-progress",
+                "-o",
+            ])
+            .arg(&file)
+            .arg(origin.url()),
+        0,
+    );
+    let brief = stdout(&o);
+    assert_eq!(brief.lines().count(), 8, "{brief}");
+    for needle in [
+        "Requests",
+        "Latencies",
+        "Status Codes  [code:count]",
+        "200:500",
+        "Client health",
+    ] {
+        assert!(brief.contains(needle), "{needle}: {brief}");
+    }
+    let again = run(vload().args(["report", "--format", "brief"]).arg(&file), 0);
+    assert_eq!(stdout(&again), brief);
+    refused_together(&["attack", "-n", "1", "--brief", "--quiet"]);
+}
+
+fn refused_together(args: &[&str]) {
+    let o = run(vload().args(args), 2);
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}
