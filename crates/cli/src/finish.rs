@@ -45,9 +45,18 @@ pub(crate) fn report_and_save(
     };
     // With `-o -` the run file takes stdout, and the report goes to stderr.
     let report = vload_analyze::units::clean_lines(&report);
+    let to_stdout = output.is_some_and(|o| *o == output::Destination::Stdout);
     let printed = if quiet {
         Ok(())
-    } else if output.is_some_and(|o| *o == output::Destination::Stdout) {
+    } else if to_stdout && !brief && stdout_is_a_pipe() {
+        // `-o - | vload report -`: the reader prints the report; printed here too, it came
+        // twice (#48). One line says where it went.
+        paint::say!(
+            "vload: the run file went down the pipe ({} requests): the reader reports it (--brief prints the short report here too)",
+            vload_analyze::units::count(run.totals.completed)
+        );
+        Ok(())
+    } else if to_stdout {
         paint::write_report(std::io::stderr().lock(), &report)
     } else {
         paint::write_report(std::io::stdout().lock(), &report)
@@ -62,6 +71,17 @@ pub(crate) fn report_and_save(
         Some(signal) => ExitCode::from(128 + signal as u8),
         None => ExitCode::SUCCESS,
     })
+}
+
+/// True when stdout is a pipe (`vload attack -o - | ...`), not a file or a terminal.
+fn stdout_is_a_pipe() -> bool {
+    // SAFETY: fstat on stdout, a descriptor this process holds for its life.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: stat is a valid, writable struct.
+    if unsafe { libc::fstat(1, &mut stat) } != 0 {
+        return false;
+    }
+    stat.st_mode & libc::S_IFMT == libc::S_IFIFO
 }
 
 /// Checks a run file vload made against its own ledger (every request due in exactly one
