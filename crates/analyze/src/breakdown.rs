@@ -9,7 +9,7 @@ use crate::latency::LatencySummary;
 /// One breakdown of the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BreakdownSummary {
-    /// What the groups are: `host`, `class`, `set`, `pass`, `status` or `cache`.
+    /// What the groups are: `host`, `class`, `set`, `pass`, `status`, `cache` or `size`.
     pub by: String,
     /// Distinct names folded into the `(other)` group.
     pub folded: u64,
@@ -36,6 +36,10 @@ pub struct GroupSummary {
     pub hit_ratio: Option<f64>,
     /// Its latency (the run's primary kind).
     pub latency: LatencySummary,
+    /// Its responses' wait for the first byte, where the breakdown keeps phases.
+    pub first_byte: Option<LatencySummary>,
+    /// Its responses' transfer, likewise.
+    pub transfer: Option<LatencySummary>,
 }
 
 impl BreakdownSummary {
@@ -75,6 +79,8 @@ impl BreakdownSummary {
                     statuses,
                     hit_ratio: g.cache.hit_ratio(),
                     latency: LatencySummary::of(&g.latency)?,
+                    first_byte: g.first_byte.as_ref().map(LatencySummary::of).transpose()?,
+                    transfer: g.transfer.as_ref().map(LatencySummary::of).transpose()?,
                 })
             })
             .collect::<Result<_, SchemaError>>()?;

@@ -31,6 +31,7 @@ pub mod compare;
 mod latency;
 pub mod merge;
 mod metric;
+pub mod phases;
 pub mod purge;
 pub mod render;
 pub mod selfcheck;
@@ -140,6 +141,30 @@ mod tests {
             .find(|l| l.starts_with("Connections"))
             .expect("a connections line");
         assert!(line.ends_with("14,345.7"), "{line}");
+    }
+
+    /// #48: connections all opened in the first second (a closed loop's) are said to be,
+    /// not spread over the run as a rate ("50, 5.0/s" for 50 opened at t=0).
+    #[test]
+    fn connections_opened_at_the_start_have_no_rate() {
+        let mut summary = Summary::of(&golden()).unwrap();
+        summary.connections_opened = 50;
+        summary.connections_opened_warmup = 0;
+        let line = |s: &Summary| {
+            render::report::text::render(s)
+                .lines()
+                .find(|l| l.starts_with("Connections"))
+                .expect("a connections line")
+                .to_owned()
+        };
+        summary.connections_opened_first_s = 50;
+        assert!(
+            line(&summary).contains(" 50, all in the first second, "),
+            "{}",
+            line(&summary)
+        );
+        summary.connections_opened_first_s = 10;
+        assert!(line(&summary).contains("/s, "), "{}", line(&summary));
     }
 
     /// An `--until-stable` run says its bound, not the longest it could have lasted.

@@ -38,17 +38,30 @@ pub enum Metric {
     Evictions,
     /// A sweep's capacity at its SLO: the highest step rate that met it (`vload sweep`).
     Capacity,
+    /// The responses' wait for the first byte (from the write): median.
+    FirstByteP50,
+    /// The responses' wait for the first byte: 99th percentile.
+    FirstByteP99,
+    /// The responses' transfer, from the first byte to the last: median.
+    TransferP50,
+    /// The misses' wait for the first byte beyond the origin's own time (`Server-Timing`):
+    /// what the proxy added, median.
+    ProxyAddedP50,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 16] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
         Metric::P99,
         Metric::P999,
         Metric::Mean,
+        Metric::FirstByteP50,
+        Metric::FirstByteP99,
+        Metric::TransferP50,
+        Metric::ProxyAddedP50,
         Metric::ErrorRate,
         Metric::HitRatio,
         Metric::ServerCpu,
@@ -73,7 +86,34 @@ impl Metric {
             Metric::OriginShare => "origin req/req",
             Metric::Evictions => "evictions/req",
             Metric::Capacity => "capacity at SLO",
+            Metric::FirstByteP50 => "first byte p50",
+            Metric::FirstByteP99 => "first byte p99",
+            Metric::TransferP50 => "transfer p50",
+            Metric::ProxyAddedP50 => "proxy added p50",
         }
+    }
+
+    /// True for the phases of a response (kept for the whole window, not each second),
+    /// shown only when a run has them.
+    pub fn is_phase(self) -> bool {
+        matches!(
+            self,
+            Metric::FirstByteP50
+                | Metric::FirstByteP99
+                | Metric::TransferP50
+                | Metric::ProxyAddedP50
+        )
+    }
+
+    /// True for the metrics that are a duration (the latency quantiles and the phases).
+    pub fn is_duration(self) -> bool {
+        self.quantile().is_some() || self.is_phase() || self == Metric::Mean
+    }
+
+    /// True for the rows shown only when some run has what they read: the server's own
+    /// account, a response's phases.
+    pub fn is_optional(self) -> bool {
+        self.is_server_side() || self.is_phase()
     }
 
     /// The quantile a latency metric reads, `None` for the others.
@@ -130,7 +170,8 @@ impl Metric {
         match self {
             Metric::Throughput | Metric::Mean => 2.0,
             Metric::P50 | Metric::P90 => 3.0,
-            Metric::P99 => 5.0,
+            Metric::FirstByteP50 | Metric::TransferP50 | Metric::ProxyAddedP50 => 3.0,
+            Metric::P99 | Metric::FirstByteP99 => 5.0,
             Metric::P999 => 10.0,
             Metric::ErrorRate => 0.1,
             Metric::HitRatio => 0.5,
@@ -174,6 +215,20 @@ impl Metric {
             Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
                 server_share(self, run)
             }
+            Metric::FirstByteP50 | Metric::FirstByteP99 | Metric::TransferP50 => {
+                let q = if self == Metric::FirstByteP99 {
+                    0.99
+                } else {
+                    0.5
+                };
+                let record = if self == Metric::TransferP50 {
+                    &run.latency.transfer
+                } else {
+                    &run.latency.first_byte
+                };
+                phase_quantile(record.as_ref(), q)?
+            }
+            Metric::ProxyAddedP50 => phase_quantile(run.latency.proxy_added.as_ref(), 0.5)?,
             quantile => {
                 let q = quantile.quantile().expect("the rest are quantiles");
                 if primary.moments.n < samples_needed(q) {
@@ -203,6 +258,18 @@ impl Metric {
             _ => units::duration_ns(value),
         }
     }
+}
+
+/// Quantile `q` of a phase's record, `None` without one or with too few values.
+fn phase_quantile(
+    record: Option<&vload_schema::LatencyRecord>,
+    q: f64,
+) -> Result<Option<f64>, SchemaError> {
+    let Some(record) = record.filter(|r| r.moments.n >= samples_needed(q)) else {
+        return Ok(None);
+    };
+    let value = record.histogram.decode()?.value_at_quantile(q);
+    Ok(Some(record.moments.clamp(value) as f64))
 }
 
 /// A share from the server's counters over the span they cover, by the definitions the

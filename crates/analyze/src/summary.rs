@@ -83,10 +83,14 @@ pub struct Summary {
     pub connections_opened: u64,
     /// TCP connections opened during the warm-up (a closed loop opens them all there).
     pub connections_opened_warmup: u64,
+    /// Of the window's, those opened in its first second (a closed loop's, all of them).
+    pub connections_opened_first_s: u64,
     /// TLS handshake times, for https.
     pub tls_handshake: Option<LatencySummary>,
     /// TCP connect times (the accept queue's wait shows here), warm-up included.
     pub tcp_connect: Option<LatencySummary>,
+    /// The responses' wait for the first byte and transfer, and the proxy's share.
+    pub phases: Option<crate::phases::PhaseSummary>,
     /// Target files the requests came from.
     pub targets: Option<vload_schema::TargetsRecord>,
     /// The synthetic cache workload requests were drawn from.
@@ -385,8 +389,14 @@ impl Summary {
                 .filter(|i| i.warmup)
                 .map(|i| i.connections_opened)
                 .sum(),
+            connections_opened_first_s: run
+                .intervals
+                .iter()
+                .find(|i| !i.warmup)
+                .map_or(0, |i| i.connections_opened),
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             tcp_connect: optional(run.latency.tcp_connect.as_ref())?,
+            phases: crate::phases::PhaseSummary::of(run)?,
             targets: run.plan.targets.clone(),
             catalogue: run.plan.catalogue.clone(),
             cache_model: run.cache_model.clone(),

@@ -149,8 +149,9 @@ fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
             let completed = sum(|i| i.completed);
             (completed > 0.0).then(|| cpu * 1e9 / completed)
         }
-        // The server's counters are kept for the whole window, not each second.
+        // The server's counters and the phases are kept for the whole window, not each second.
         Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => None,
+        m if m.is_phase() => None,
         _ => Some(0.0), // Percentiles are bootstrapped from the histograms instead.
     }
 }

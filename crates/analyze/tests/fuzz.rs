@@ -110,6 +110,8 @@ fn bases() -> Vec<String> {
         },
         bytes_in: broken_down.totals.bytes_in,
         latency: broken_down.latency.primary().clone(),
+        first_byte: broken_down.latency.first_byte.clone(),
+        transfer: broken_down.latency.transfer.clone(),
     };
     let none = vload_schema::Group {
         name: "(other)".into(),
@@ -125,6 +127,8 @@ fn bases() -> Vec<String> {
             .unwrap(),
             moments: vload_schema::Moments::new(),
         },
+        first_byte: None,
+        transfer: None,
     };
     broken_down.breakdowns = vec![
         vload_schema::Breakdown {

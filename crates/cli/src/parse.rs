@@ -184,6 +184,18 @@ pub(crate) fn fail_if(text: &str) -> Result<FailIf, String> {
     vload_analyze::thresholds::parse(text).map(FailIf)
 }
 
+/// `--server-timing`: a metric name, a token of RFC 9110 (letters, digits and
+/// ``!#$%&'*+-.^_`|~``).
+pub(crate) fn server_timing(text: &str) -> Result<String, String> {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if text.is_empty() || !text.bytes().all(token) {
+        return Err(format!(
+            "'{text}' is not a Server-Timing metric name: give one token, e.g. app or origin (the name before ';dur=')"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
 /// `--expect-status`: statuses (`204`), classes (`2xx`) and ranges (`200-299`, `2xx-3xx`),
 /// separated by commas.
 pub(crate) fn expect_status(text: &str) -> Result<ExpectStatus, String> {

@@ -58,7 +58,11 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         started_at: env::rfc3339(context.started_at),
         interrupted: context.interrupted,
         environment: env::environment(),
-        plan: plan_record(plan, context.targets.as_ref()),
+        plan: vload_schema::Plan {
+            // Named only when a response carried it.
+            server_timing: (t.origin.moments.n > 0).then(|| plan.server_timing.clone()),
+            ..plan_record(plan, context.targets.as_ref())
+        },
         workload_hash: env::workload_hash(plan, context.targets.as_ref().map(|t| &t.hash)),
         window: window(
             plan,
@@ -209,6 +213,10 @@ fn latency(t: &IntervalStats, open: bool) -> Latency {
         tls_handshake: some(&t.tls_handshake),
         tcp_connect: some(&t.tcp_connect),
         queue_wait: some(&t.queue_wait),
+        first_byte: some(&t.first_byte),
+        transfer: some(&t.transfer),
+        origin: some(&t.origin),
+        proxy_added: some(&t.proxy_added),
     }
 }
 
@@ -345,6 +353,7 @@ fn plan_record(plan: &AttackPlan, targets: Option<&TargetSummary>) -> vload_sche
                 regex: c.pattern.as_str().to_owned(),
             })
             .collect(),
+        server_timing: None,
     }
 }
 

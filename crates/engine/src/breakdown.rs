@@ -1,10 +1,13 @@
 //! Breakdowns of the measured window: every request ended in it counted in exactly one group
 //! of each dimension, with the group's latency histogram.
 //!
-//! Two dimensions come from how a request ended and exist in every run: its status class and
-//! what it said of the cache. A worker counts each request once, in the cell of both (5
-//! status classes x 5 cache states, and one cell for failures); the two breakdowns are that
-//! table's margins, so a request costs one histogram record, not two. Four more come from
+//! Three dimensions come from how a request ended and exist in every run: its status class,
+//! what it said of the cache, and its size (the body's bytes, in decades from 1 KiB). A
+//! worker counts each request once in the cell of status and cache (5 status classes x 5
+//! cache states, and one cell for failures); those two breakdowns are that table's margins,
+//! so a request costs one record there, not two. These and the breakdown by class keep each
+//! group's phases too (the wait for the first byte, the transfer): where a cache's answer
+//! was late is told apart from where its bytes took long. Four more come from
 //! its target and exist when the run has them: the virtual host it was addressed to, its
 //! `--class`, the file of a `--mix` it came from and its pass over a `--passes` list. Their
 //! group names are fixed before the run (the same on every worker and every shard), at most
@@ -280,6 +283,9 @@ struct GroupStats {
     cache: GroupCache,
     bytes_in: u64,
     latency: Distribution,
+    /// Its responses' wait for the first byte and transfer, where the breakdown keeps them.
+    first_byte: Distribution,
+    transfer: Distribution,
 }
 
 impl GroupStats {
@@ -291,6 +297,17 @@ impl GroupStats {
             cache: GroupCache::default(),
             bytes_in: 0,
             latency: Distribution::new(settings),
+            first_byte: Distribution::new(settings),
+            transfer: Distribution::new(settings),
+        }
+    }
+
+    /// Counts `n` requests that ended as `end`, and their phases.
+    fn count_phases(&mut self, end: &End, n: u64) {
+        self.count(end, n);
+        if let Some(phases) = end.phases {
+            self.first_byte.record_n(phases.first_byte, n);
+            self.transfer.record_n(phases.transfer, n);
         }
     }
 
@@ -323,6 +340,8 @@ impl GroupStats {
         self.cache.add(&other.cache);
         self.bytes_in += other.bytes_in;
         self.latency.merge(&other.latency);
+        self.first_byte.merge(&other.first_byte);
+        self.transfer.merge(&other.transfer);
     }
 
     fn record(&self, name: &str) -> Group {
@@ -333,11 +352,17 @@ impl GroupStats {
             status_classes: self.classes,
             cache: self.cache,
             bytes_in: self.bytes_in,
-            latency: vload_schema::LatencyRecord {
-                histogram: self.latency.encode(),
-                moments: self.latency.moments,
-            },
+            latency: record(&self.latency),
+            first_byte: (self.first_byte.moments.n > 0).then(|| record(&self.first_byte)),
+            transfer: (self.transfer.moments.n > 0).then(|| record(&self.transfer)),
         }
+    }
+}
+
+fn record(d: &Distribution) -> vload_schema::LatencyRecord {
+    vload_schema::LatencyRecord {
+        histogram: d.encode(),
+        moments: d.moments,
     }
 }
 
@@ -351,10 +376,30 @@ pub(crate) struct End {
     pub(crate) received: u64,
     /// Its primary latency, when one was recorded.
     pub(crate) latency: Option<u64>,
+    /// A response's wait for the first byte and transfer.
+    pub(crate) phases: Option<crate::response::Phases>,
 }
 
 /// The cells of status class x cache state, and the failures' cell.
 const CELLS: usize = 5 * 5 + 1;
+
+/// The breakdown by size: responses by their body's bytes, each class up to (not including)
+/// its bound, then failures.
+const SIZES: [(&str, u64); 5] = [
+    ("< 1 KiB", 1 << 10),
+    ("1-10 KiB", 10 << 10),
+    ("10-100 KiB", 100 << 10),
+    ("100 KiB-1 MiB", 1 << 20),
+    (">= 1 MiB", u64::MAX),
+];
+
+/// The size class of a response of `bytes` body bytes.
+fn size_class(bytes: u64) -> usize {
+    SIZES
+        .iter()
+        .position(|(_, bound)| bytes < *bound)
+        .unwrap_or(SIZES.len() - 1)
+}
 
 /// A worker's (or, merged, the run's) breakdown of the measured window.
 #[derive(Debug, Clone)]
@@ -362,6 +407,8 @@ pub(crate) struct Breakdowns {
     settings: HistogramSettings,
     /// By status class (rows) and cache state (columns); the last cell holds failures.
     cells: Vec<Option<GroupStats>>,
+    /// By size class ([`SIZES`]); the last holds failures.
+    sizes: Vec<Option<GroupStats>>,
     /// Per dimension by target: its groups by index, the last for no target drawn.
     by_target: [Vec<Option<GroupStats>>; 4],
 }
@@ -372,6 +419,7 @@ impl Breakdowns {
         Breakdowns {
             settings: *settings,
             cells: vec![None; CELLS],
+            sizes: vec![None; SIZES.len() + 1],
             by_target: std::array::from_fn(|d| vec![None; slots(d)]),
         }
     }
@@ -391,8 +439,15 @@ impl Breakdowns {
         let settings = self.settings;
         self.cells[cell]
             .get_or_insert_with(|| GroupStats::new(&settings))
-            .count(end, n);
-        for (groups, tag) in self.by_target.iter_mut().zip(tags.0) {
+            .count_phases(end, n);
+        let size = match end.status {
+            Some(_) => size_class(end.received / n.max(1)),
+            None => SIZES.len(),
+        };
+        self.sizes[size]
+            .get_or_insert_with(|| GroupStats::new(&settings))
+            .count_phases(end, n);
+        for (d, (groups, tag)) in self.by_target.iter_mut().zip(tags.0).enumerate() {
             if groups.is_empty() {
                 continue;
             }
@@ -401,19 +456,29 @@ impl Breakdowns {
             } else {
                 usize::from(tag)
             };
-            groups[slot]
-                .get_or_insert_with(|| GroupStats::new(&settings))
-                .count(end, n);
+            let group = groups[slot].get_or_insert_with(|| GroupStats::new(&settings));
+            // Phases by class as by size: a class is what a user names to see its objects
+            // apart (hosts, sets and passes keep one histogram a group).
+            if BY_TARGET[d] == "class" {
+                group.count_phases(end, n);
+            } else {
+                group.count(end, n);
+            }
         }
     }
 
     pub(crate) fn merge(&mut self, other: &Breakdowns) {
-        let pairs = self.cells.iter_mut().zip(&other.cells).chain(
-            self.by_target
-                .iter_mut()
-                .zip(&other.by_target)
-                .flat_map(|(a, b)| a.iter_mut().zip(b)),
-        );
+        let pairs = self
+            .cells
+            .iter_mut()
+            .zip(&other.cells)
+            .chain(self.sizes.iter_mut().zip(&other.sizes))
+            .chain(
+                self.by_target
+                    .iter_mut()
+                    .zip(&other.by_target)
+                    .flat_map(|(a, b)| a.iter_mut().zip(b)),
+            );
         for (mine, theirs) in pairs {
             if let Some(theirs) = theirs {
                 match mine {
@@ -480,6 +545,15 @@ impl Breakdowns {
                 .groups
                 .sort_by_key(|g| order.iter().position(|o| *o == g.name));
         }
+        let names = SIZES.iter().map(|(name, _)| *name).chain([FAILED]);
+        out.push(Breakdown {
+            by: "size".into(),
+            folded: 0,
+            groups: names
+                .zip(&self.sizes)
+                .filter_map(|(name, g)| g.as_ref().map(|g| g.record(name)))
+                .collect(),
+        });
         out
     }
 }

@@ -88,6 +88,7 @@ mod run;
 mod schedule;
 mod staged;
 mod targets;
+mod timing;
 mod tls;
 pub mod url;
 mod worker;
@@ -105,6 +106,7 @@ pub use targets::{
     Pick, SetSummary, Target, TargetError, TargetFormat, TargetPlan, TargetSet, TargetSummary,
     check_port,
 };
+pub use timing::DEFAULT_METRIC as SERVER_TIMING_METRIC;
 pub use tls::{TlsError, TlsOptions, Verify};
 
 /// The CPUs this process may use.

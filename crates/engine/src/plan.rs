@@ -138,6 +138,9 @@ pub struct AttackPlan {
     pub start_at: Option<std::time::SystemTime>,
     /// The statuses that count as success (`--expect-status`; 2xx and 3xx by default).
     pub expect_status: Vec<vload_schema::StatusRange>,
+    /// The `Server-Timing` metric whose `dur` is the origin's own time (`--server-timing`;
+    /// [`crate::SERVER_TIMING_METRIC`] by default).
+    pub server_timing: String,
     /// Which driver runs the workers' connections (for the engine's own tests; not a
     /// user's setting and not in the run file).
     #[doc(hidden)]
@@ -299,6 +302,7 @@ impl AttackPlan {
             shard: None,
             start_at: None,
             expect_status: vload_schema::DEFAULT_EXPECTED.to_vec(),
+            server_timing: crate::timing::DEFAULT_METRIC.to_owned(),
             driver: Driver::Auto,
             idle_close: IDLE_CLOSE,
         }

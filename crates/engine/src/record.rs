@@ -199,6 +199,12 @@ pub(crate) struct IntervalStats {
     pub(crate) tcp_connect: Distribution,
     /// How long queued requests waited for a connection.
     pub(crate) queue_wait: Distribution,
+    /// Each response's wait for its first byte and its transfer.
+    pub(crate) first_byte: Distribution,
+    pub(crate) transfer: Distribution,
+    /// Misses with the origin's own time: that time, and the first byte's wait beyond it.
+    pub(crate) origin: Distribution,
+    pub(crate) proxy_added: Distribution,
     /// A rate plan's stages with something recorded in this interval, by stage index.
     pub(crate) stages: Vec<(u32, Box<StageStats>)>,
 }
@@ -315,6 +321,10 @@ impl IntervalStats {
             tls_handshake: d.fresh(),
             tcp_connect: d.fresh(),
             queue_wait: d.fresh(),
+            first_byte: d.fresh(),
+            transfer: d.fresh(),
+            origin: d.fresh(),
+            proxy_added: d.fresh(),
             miss: d.fresh(),
             hiccup: d,
             stages: Vec::new(),
@@ -367,6 +377,10 @@ impl IntervalStats {
         self.tls_handshake.merge(&other.tls_handshake);
         self.tcp_connect.merge(&other.tcp_connect);
         self.queue_wait.merge(&other.queue_wait);
+        self.first_byte.merge(&other.first_byte);
+        self.transfer.merge(&other.transfer);
+        self.origin.merge(&other.origin);
+        self.proxy_added.merge(&other.proxy_added);
         for (index, stage) in &other.stages {
             self.stage(*index).merge(stage);
         }
@@ -386,7 +400,7 @@ impl IntervalStats {
         }
     }
 
-    fn distributions(&mut self) -> [&mut Distribution; 9] {
+    fn distributions(&mut self) -> [&mut Distribution; 13] {
         [
             &mut self.response,
             &mut self.service,
@@ -397,6 +411,10 @@ impl IntervalStats {
             &mut self.tls_handshake,
             &mut self.tcp_connect,
             &mut self.queue_wait,
+            &mut self.first_byte,
+            &mut self.transfer,
+            &mut self.origin,
+            &mut self.proxy_added,
         ]
     }
 

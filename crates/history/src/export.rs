@@ -11,9 +11,10 @@ use crate::series::SeriesHistory;
 /// The value of a metric in an export's unit: nanoseconds for latencies and CPU in BMF,
 /// milliseconds in github-action-benchmark's JSON; ratios as fractions; throughput per second.
 fn scaled(metric: Metric, value: f64, latency_in_ms: bool) -> f64 {
-    match metric.quantile() {
-        Some(_) if latency_in_ms => value / 1e6,
-        _ => value,
+    if metric.is_duration() && latency_in_ms {
+        value / 1e6
+    } else {
+        value
     }
 }
 
@@ -22,7 +23,7 @@ fn unit(metric: Metric) -> &'static str {
     match metric {
         Metric::Throughput => "req/s",
         Metric::ServerCpu => "ns/req",
-        m if m.quantile().is_some() => "ms",
+        m if m.is_duration() => "ms",
         _ => "ratio",
     }
 }

@@ -34,6 +34,10 @@ pub fn metric_key(metric: Metric) -> &'static str {
         Metric::OriginShare => "origin_per_request",
         Metric::Evictions => "evictions_per_request",
         Metric::Capacity => "capacity",
+        Metric::FirstByteP50 => "first_byte_p50",
+        Metric::FirstByteP99 => "first_byte_p99",
+        Metric::TransferP50 => "transfer_p50",
+        Metric::ProxyAddedP50 => "proxy_added_p50",
     }
 }
 

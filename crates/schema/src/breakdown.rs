@@ -31,8 +31,10 @@ pub struct Breakdown {
     /// (`--class NAME=REGEX`, the first that matched the path; `(unclassified)` otherwise),
     /// `set` (the target file of a `--mix`), `pass` (over a target list, `--passes`),
     /// `status` (`1xx`..`5xx`, where a code outside 100..=499 counts as `5xx` as in
-    /// `status_classes`; `(failed)`) or `cache`
-    /// (`hit`, `stale`, `miss`, `pass`, `unknown`, `(failed)`).
+    /// `status_classes`; `(failed)`), `cache`
+    /// (`hit`, `stale`, `miss`, `pass`, `unknown`, `(failed)`) or `size` (the response
+    /// body's bytes: `< 1 KiB`, `1-10 KiB`, `10-100 KiB`, `100 KiB-1 MiB`, `>= 1 MiB`,
+    /// `(failed)`).
     pub by: String,
     /// Distinct names folded into [`OTHER`] because the breakdown had [`GROUP_LIMIT`] already.
     #[serde(default, skip_serializing_if = "crate::is_zero")]
@@ -59,6 +61,13 @@ pub struct Group {
     /// The run's primary latency (response time in an open loop, service time in a closed
     /// one) of the group's requests.
     pub latency: LatencyRecord,
+    /// Its responses' wait for the first byte and their transfer (see
+    /// `latency.first_byte`), in the breakdowns by cache state, status, size and class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte: Option<LatencyRecord>,
+    /// Its responses' transfer, from the first byte to the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<LatencyRecord>,
 }
 
 /// A group's responses by cache state. `hit` + `stale` are the run's cache hits, `miss` +

@@ -63,18 +63,22 @@
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
 //!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `other` ([`ErrorKind`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
-//!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake`, `tcp_connect` and
-//!   `queue_wait`, each a
+//!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake`, `tcp_connect`,
+//!   `queue_wait`, `first_byte` and `transfer` (a response's two phases, adding up to its
+//!   service time), `origin` and `proxy_added` (misses whose response carried the origin's
+//!   own time in `Server-Timing`: that time, and the first byte's wait beyond it), each a
 //!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).
 //! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`, and
 //!   when used `cache_status`, RFC 9211's header) ([`CacheCounts`]).
 //! - `breakdowns`: the measured window's requests grouped `by` `host`, `class`, `set`,
-//!   `pass`, `status` or `cache` (state: `hit`, `stale`, `miss`, `pass`, `unknown`), each
+//!   `pass`, `status`, `cache` (state: `hit`, `stale`, `miss`, `pass`, `unknown`) or `size`
+//!   (the body's bytes: `< 1 KiB` .. `>= 1 MiB`), each
 //!   with `folded` (names beyond [`GROUP_LIMIT`], in `(other)`) and `groups`, each with
 //!   `name`, `requests`, `errors`, `status_classes`, `cache` (`hit`, `stale`, `miss`,
-//!   `pass`, `unknown`), `bytes_in` and `latency` (the primary kind's histogram and
-//!   moments). Each breakdown is a partition: its groups add up to the totals, or the file
+//!   `pass`, `unknown`), `bytes_in`, `latency` (the primary kind's histogram and
+//!   moments) and, by status, cache, size and class, `first_byte` and `transfer`. Each
+//!   breakdown is a partition: its groups add up to the totals, or the file
 //!   is refused ([`Breakdown`]). `plan.classes` lists the `--class` names and regexes.
 //! - `client_health`: `cpu_s`, `cpu_util`, `max_thread_busy`, `dispatch_lag_p99_ns`,
 //!   `late_sends`, `hiccup_p99_ns`, `fd_limit`, `fd_needed`, `verdict` (what limited the

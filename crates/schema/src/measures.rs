@@ -124,6 +124,23 @@ pub struct Latency {
     /// (`totals.queued` of them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_wait: Option<LatencyRecord>,
+    /// Each response's wait for its first byte, from the request's write (hey's "resp
+    /// wait", k6's `http_req_waiting`, h2load's time to first byte per request). With
+    /// `transfer` it adds up to the service time. Absent in files before 0.1.0's #48.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte: Option<LatencyRecord>,
+    /// Each response's transfer, from its first byte to its last (hey's "resp read", k6's
+    /// `http_req_receiving`): 0 when the whole response came in one read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<LatencyRecord>,
+    /// Of the misses and passes whose response carried the origin's own time
+    /// (`Server-Timing`, the metric `plan.server_timing`): that time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<LatencyRecord>,
+    /// Of the same responses: the wait for the first byte minus the origin's own time, the
+    /// time the proxy (and the network to and from it) added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_added: Option<LatencyRecord>,
 }
 
 impl Latency {

@@ -48,10 +48,14 @@ impl Moments {
     /// `value` (a quantile read from a histogram of the same values) kept within the exact
     /// minimum and maximum. A histogram reports the highest value of a bucket, which can lie
     /// above the largest value recorded (p99.9 519.57 ms against a max of 519.51 ms): a
-    /// quantile shown must never exceed the max nor fall under the min.
+    /// quantile shown must never exceed the max nor fall under the min. A histogram's
+    /// lowest value is 1, where it records a 0 (a transfer that took none): with a minimum
+    /// of 0, a quantile of 1 is that 0.
     pub fn clamp(&self, value: u64) -> u64 {
         if self.n == 0 {
             value
+        } else if value <= 1 && self.min_ns == 0 {
+            0
         } else {
             value.clamp(self.min_ns, self.max_ns)
         }

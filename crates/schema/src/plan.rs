@@ -110,6 +110,10 @@ pub struct Plan {
     /// request is in the first whose regex matches its path and query.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<UrlClassRecord>,
+    /// The `Server-Timing` metric read as the origin's own time (`--server-timing`), when
+    /// some response carried it (`latency.origin`, `latency.proxy_added`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timing: Option<String>,
 }
 
 /// One `--class`.

@@ -84,6 +84,7 @@ mod golden {
                 expect_status: None,
                 catalogue: None,
                 classes: Vec::new(),
+                server_timing: None,
             },
             workload_hash: "9b1c3f8a2e".repeat(6) + "abcd",
             window: Window {
@@ -122,6 +123,10 @@ mod golden {
                 tls_handshake: None,
                 tcp_connect: None,
                 queue_wait: None,
+                first_byte: None,
+                transfer: None,
+                origin: None,
+                proxy_added: None,
             },
             cache: CacheCounts {
                 hit: 3,
@@ -354,6 +359,8 @@ mod bad_input {
                 },
                 bytes_in: run.totals.bytes_in,
                 latency: run.latency.primary().clone(),
+                first_byte: None,
+                transfer: None,
             }],
         }
     }

@@ -65,9 +65,9 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
     let mode = first.plan.mode;
     let mut rows = Vec::new();
     for metric in Metric::ALL {
-        // The server's rows only when some run kept what they read.
+        // The server's rows and the phases' only when some run kept what they read.
         let kept = |r: &RunFile| metric.of(r).is_ok_and(|v| v.is_some());
-        if metric.is_server_side() && !runs_a.iter().chain(runs_b).any(kept) {
+        if metric.is_optional() && !runs_a.iter().chain(runs_b).any(kept) {
             continue;
         }
         let va = runs_a
@@ -86,6 +86,8 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
                     side.within_run_missing =
                         Some(if metric.is_server_side() && metric != Metric::ServerCpu {
                             "the server's counters cover the window, not each second".into()
+                        } else if metric.is_phase() {
+                            "phases are kept for the window, not each second".into()
                         } else {
                             crate::within_run::missing(run)
                         });

@@ -9,7 +9,7 @@ use super::error::MergeError;
 pub(super) type Accumulator = Option<(hdrhistogram::Histogram<u64>, vload_schema::Moments)>;
 
 /// The latency records a run may have, in the order `merge` destructures them.
-pub(super) const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 7] = [
+pub(super) const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>; 11] = [
     |l| l.response.as_ref(),
     |l| l.dispatch_lag.as_ref(),
     |l| l.hit.as_ref(),
@@ -17,6 +17,10 @@ pub(super) const OPTIONAL: [fn(&vload_schema::Latency) -> Option<&LatencyRecord>
     |l| l.tls_handshake.as_ref(),
     |l| l.tcp_connect.as_ref(),
     |l| l.queue_wait.as_ref(),
+    |l| l.first_byte.as_ref(),
+    |l| l.transfer.as_ref(),
+    |l| l.origin.as_ref(),
+    |l| l.proxy_added.as_ref(),
 ];
 
 pub(super) fn add_record(

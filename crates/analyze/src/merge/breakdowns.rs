@@ -33,6 +33,8 @@ pub(super) fn merge_breakdowns(runs: &[(String, RunFile)]) -> Result<Vec<Breakdo
 struct Acc {
     group: Group,
     latency: super::Accumulator,
+    /// The responses' wait for the first byte and their transfer.
+    phases: [super::Accumulator; 2],
 }
 
 fn merge_one(by: &str, all: &[(&str, &Breakdown)]) -> Result<Breakdown, MergeError> {
@@ -51,9 +53,12 @@ fn merge_one(by: &str, all: &[(&str, &Breakdown)]) -> Result<Breakdown, MergeErr
                             bytes_in: 0,
                             status_classes: Default::default(),
                             cache: Default::default(),
+                            first_byte: None,
+                            transfer: None,
                             ..g.clone()
                         },
                         latency: None,
+                        phases: [None, None],
                     });
                     groups.len() - 1
                 }
@@ -76,8 +81,11 @@ fn merge_one(by: &str, all: &[(&str, &Breakdown)]) -> Result<Breakdown, MergeErr
                 status_classes: Default::default(),
                 cache: Default::default(),
                 latency: rest[0].group.latency.clone(),
+                first_byte: None,
+                transfer: None,
             },
             latency: None,
+            phases: [None, None],
         };
         for acc in rest {
             let g = finish_group(acc)?;
@@ -103,13 +111,22 @@ fn add(acc: &mut Acc, g: &Group, run: &str) -> Result<(), MergeError> {
     a.bytes_in = a.bytes_in.saturating_add(g.bytes_in);
     a.status_classes.add(&g.status_classes);
     a.cache.add(&g.cache);
+    let [first_byte, transfer] = &mut acc.phases;
+    for (into, record) in [(first_byte, &g.first_byte), (transfer, &g.transfer)] {
+        if let Some(record) = record {
+            add_record(into, record, run)?;
+        }
+    }
     add_record(&mut acc.latency, &g.latency, run)
 }
 
 fn finish_group(acc: Acc) -> Result<Group, MergeError> {
     let latency: Option<LatencyRecord> = finish(acc.latency)?;
+    let [first_byte, transfer] = acc.phases;
     Ok(Group {
         latency: latency.unwrap_or(acc.group.latency),
+        first_byte: finish(first_byte)?,
+        transfer: finish(transfer)?,
         ..acc.group
     })
 }

@@ -206,7 +206,19 @@ impl Sums {
     fn finish(self, out: &mut RunFile) -> Result<(), MergeError> {
         out.totals = self.totals;
         out.cache = self.cache;
-        let [response, lag, hit, miss, tls, connect, queue] = self.records;
+        let [
+            response,
+            lag,
+            hit,
+            miss,
+            tls,
+            connect,
+            queue,
+            first_byte,
+            transfer,
+            origin,
+            proxy_added,
+        ] = self.records;
         out.latency.response = finish(response)?;
         out.latency.dispatch_lag = finish(lag)?;
         out.latency.hit = finish(hit)?;
@@ -214,6 +226,10 @@ impl Sums {
         out.latency.tls_handshake = finish(tls)?;
         out.latency.tcp_connect = finish(connect)?;
         out.latency.queue_wait = finish(queue)?;
+        out.latency.first_byte = finish(first_byte)?;
+        out.latency.transfer = finish(transfer)?;
+        out.latency.origin = finish(origin)?;
+        out.latency.proxy_added = finish(proxy_added)?;
         out.latency.service = finish(self.service)?.expect("every run has service time");
         out.latency.hiccup = finish(self.hiccup)?.expect("every run has a hiccup record");
         out.intervals = self

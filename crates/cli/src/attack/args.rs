@@ -92,6 +92,7 @@ impl AttackArgs {
         plan.shard = self.load.shard;
         plan.start_at = self.load.start_at;
         plan.expect_status = self.output.expect_status.clone().0;
+        plan.server_timing = self.output.server_timing.clone();
         check_start(self.load.start_at, self.load.shard.is_some())?;
         Ok(plan)
     }

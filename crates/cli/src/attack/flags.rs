@@ -504,6 +504,11 @@ pub(crate) struct OutputArgs {
     /// ratio, errors, --fail-if and the exit code go by them (default: 2xx,3xx).
     #[arg(long, value_name = "LIST", value_parser = crate::parse::expect_status, default_value = "2xx,3xx")]
     pub(crate) expect_status: ExpectStatus,
+    /// The Server-Timing metric whose dur is the origin's own time: the report splits each
+    /// miss's wait for the first byte into the origin's time and the proxy's (default: app,
+    /// what vload origin sends).
+    #[arg(long, value_name = "NAME", value_parser = crate::parse::server_timing, default_value = vload_engine::SERVER_TIMING_METRIC)]
+    pub(crate) server_timing: String,
 }
 
 /// The server's own account of the run.

@@ -215,6 +215,7 @@ impl SweepArgs {
                 brief: false,
                 fail_if: None,
                 expect_status: self.output.expect_status.clone(),
+                server_timing: vload_engine::SERVER_TIMING_METRIC.to_owned(),
             },
             server: self.server.clone(),
         }

@@ -113,6 +113,35 @@ fn four_shard_processes_merge_exactly() {
         assert_eq!(shown, union.value_at_quantile(q), "{name}");
     }
     assert_eq!(merged["latency"]["n"], 400);
+    // #48: the phases merge exactly too, in the totals and in each breakdown's groups.
+    let phase_union = |of: fn(&RunFile) -> Option<&vload_schema::LatencyRecord>| {
+        let mut union: Option<hdrhistogram::Histogram<u64>> = None;
+        for run in &shards {
+            let h = of(run).unwrap().histogram.decode().unwrap();
+            match &mut union {
+                Some(u) => u.add(&h).unwrap(),
+                None => union = Some(h),
+            }
+        }
+        union.unwrap()
+    };
+    type Of = fn(&RunFile) -> Option<&vload_schema::LatencyRecord>;
+    let phases: [Of; 3] = [
+        |r| r.latency.first_byte.as_ref(),
+        |r| r.latency.transfer.as_ref(),
+        |r| {
+            r.breakdowns.iter().find(|b| b.by == "size")?.groups[0]
+                .first_byte
+                .as_ref()
+        },
+    ];
+    for of in phases {
+        let merged = of(&merged_run).unwrap();
+        assert_eq!(merged.histogram.decode().unwrap(), phase_union(of));
+        let sum: u128 = shards.iter().map(|r| of(r).unwrap().moments.sum_ns).sum();
+        assert_eq!(merged.moments.sum_ns, sum);
+        assert_eq!(merged.moments.n, 400);
+    }
 
     // A missing shard and a duplicated one are named.
     let out = run(vload().arg("report").args(&files[..3]), 2);

@@ -31,6 +31,8 @@ pub(crate) struct H1Conn {
     /// Bytes the server sent after a complete response, unasked (the connection is closed
     /// for them), since they were last counted.
     stray: usize,
+    /// When the last response began to arrive, if a read left it incomplete.
+    first_byte: Option<std::time::Instant>,
 }
 
 impl H1Conn {
@@ -44,6 +46,7 @@ impl H1Conn {
             received: 0,
             written: 0,
             stray: 0,
+            first_byte: None,
         }
     }
 
@@ -105,8 +108,10 @@ impl H1Conn {
         self.io.flush().await.map_err(|e| io_failure(&e, false))?;
         self.written += body;
         let mut decoder = Decoder::new(head_request);
+        self.first_byte = None;
         loop {
             let before = decoder.body();
+            let had = self.end > self.start;
             let fed = decoder.feed(&self.buf[self.start..self.end]);
             self.received += decoder.body() - before;
             let (used, step) = fed?;
@@ -123,6 +128,10 @@ impl H1Conn {
                     self.closed = true;
                 }
                 return Ok(response);
+            }
+            if had && self.first_byte.is_none() {
+                // Part of the response is here, the rest to come: its transfer begins.
+                self.first_byte = Some(std::time::Instant::now());
             }
             let read = self.fill().await;
             if read.map_err(|e| io_failure(&e, decoder.in_body()))? == 0 {
@@ -173,6 +182,7 @@ impl Link for H1Conn {
             received: std::mem::take(&mut self.received),
             written: std::mem::take(&mut self.written),
             stray: std::mem::take(&mut self.stray),
+            first_byte: self.first_byte.take(),
         }
     }
 }

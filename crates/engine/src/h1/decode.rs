@@ -62,6 +62,11 @@ impl Decoder {
         self.body
     }
 
+    /// True while nothing of the response has been consumed (an interim 1xx head aside).
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.state == Position::Head && self.head.is_none()
+    }
+
     /// True once the head is in: a failure after it is a failure of the body.
     pub(crate) fn in_body(&self) -> bool {
         self.head.is_some()
@@ -192,6 +197,7 @@ impl Decoder {
             body_bytes: self.body,
             cache: head.cache,
             close: head.close,
+            origin: head.origin_us.map(|us| u64::from(us) * 1_000),
         }
     }
 

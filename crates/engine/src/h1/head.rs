@@ -26,6 +26,9 @@ pub(crate) struct Head {
     pub(super) framing: Framing,
     pub(super) close: bool,
     pub(crate) cache: (CacheClass, Option<CacheSource>),
+    /// The origin's own time (`Server-Timing`), in microseconds (what origins send; a
+    /// head is kept in every connection's decoder, so it stays small).
+    pub(crate) origin_us: Option<u32>,
 }
 
 /// What the headers say about framing and caching.
@@ -40,6 +43,7 @@ struct Fields<'a> {
     x_cache: Option<&'a [u8]>,
     cache_status: Option<&'a [u8]>,
     age: Option<&'a [u8]>,
+    origin: Option<u64>,
 }
 
 /// One pass over the headers for framing and cache status.
@@ -86,6 +90,9 @@ fn scan<'a>(headers: &[httparse::Header<'a>]) -> Result<Fields<'a>, String> {
             7 if name.eq_ignore_ascii_case(b"x-cache") => found.x_cache = Some(h.value),
             12 if name.eq_ignore_ascii_case(b"cache-status") => found.cache_status = Some(h.value),
             3 if name.eq_ignore_ascii_case(b"age") => found.age = Some(h.value),
+            13 if found.origin.is_none() && name.eq_ignore_ascii_case(b"server-timing") => {
+                found.origin = crate::timing::origin_ns(h.value);
+            }
             _ => {}
         }
     }
@@ -115,6 +122,15 @@ thread_local! {
     static MEMO: RefCell<Memo> = const {
         RefCell::new(Memo { bytes: Vec::new(), head_request: false, head: None, misses: 0 })
     };
+}
+
+/// Forgets this thread's last head: a worker starting an attack whose `Server-Timing` metric
+/// may differ from the last one's calls it.
+pub(crate) fn forget_memo() {
+    MEMO.with_borrow_mut(|memo| {
+        memo.head = None;
+        memo.bytes.clear();
+    });
 }
 
 /// Parses a response head at the start of `buf`: `Ok(None)` until it is complete.
@@ -189,6 +205,9 @@ fn parse_fresh(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
         close: h.close || (http10 && !h.keep_alive) || framing == Framing::UntilClose,
         framing,
         cache,
+        origin_us: h
+            .origin
+            .map(|ns| (ns / 1_000).min(u64::from(u32::MAX)) as u32),
     }))
 }
 

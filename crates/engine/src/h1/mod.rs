@@ -17,4 +17,4 @@ mod head;
 pub(crate) use buffer::{BUFFER, grow_if_filled, make_room};
 pub(crate) use conn::H1Conn;
 pub(crate) use decode::{Decoder, Step};
-pub(crate) use head::parse_head;
+pub(crate) use head::{forget_memo, parse_head};

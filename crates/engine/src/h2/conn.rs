@@ -190,6 +190,7 @@ impl Link for H2Conn {
             received: std::mem::take(&mut slot.received),
             written: std::mem::take(&mut slot.written),
             stray: 0,
+            first_byte: slot.first_byte.take(),
         }
     }
 }

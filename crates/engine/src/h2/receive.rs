@@ -10,6 +10,9 @@ use crate::response::Response;
 impl Shared {
     /// Handles the whole frames at the start of `buf`; returns the bytes used.
     pub(super) fn process(&mut self, buf: &[u8]) -> usize {
+        // A response whose head and end come in one read has no transfer of its own: its
+        // first byte is taken when it completes (see `finish`).
+        self.read_at = None;
         let mut pos = 0;
         while buf.len() - pos >= 9 && self.failed.is_none() {
             let h = &buf[pos..pos + 9];
@@ -174,12 +177,17 @@ impl Shared {
     }
 
     pub(super) fn finish(&mut self, slot: usize) {
-        let s = &self.slots[slot];
+        let s = &mut self.slots[slot];
+        if s.first_byte.is_some() && s.first_byte == self.read_at {
+            // Head and end in one read: no transfer of its own.
+            s.first_byte = None;
+        }
         let response = Response {
             status: s.status,
             body_bytes: s.body_bytes,
             cache: s.cache,
             close: false,
+            origin: s.origin,
         };
         self.complete(slot, Ok(response));
     }
@@ -191,32 +199,7 @@ impl Shared {
         end_stream: bool,
     ) -> Result<(), String> {
         // Decoded whatever the stream: the server's table changes with every block.
-        let Shared { decoder, head, .. } = self;
-        head.status = None;
-        head.varnish.seen = false;
-        head.x_cache.seen = false;
-        head.cache_status.seen = false;
-        head.age.seen = false;
-        let wanted = |n: &[u8]| {
-            matches!(
-                n,
-                b":status" | b"x-varnish" | b"x-cache" | b"cache-status" | b"age"
-            )
-        };
-        decoder
-            .decode(block, wanted, |name, value| match name {
-                b":status" => {
-                    head.status = std::str::from_utf8(value)
-                        .ok()
-                        .filter(|v| v.len() == 3)
-                        .and_then(|v| v.parse().ok());
-                }
-                b"x-varnish" => head.varnish.set(value),
-                b"x-cache" => head.x_cache.set(value),
-                b"cache-status" => head.cache_status.set(value),
-                _ => head.age.set(value),
-            })
-            .map_err(|e| format!("the server's header block does not decode (HPACK: {})", e.0))?;
+        self.decode_head(block)?;
         let Some(slot) = self.find(id) else {
             return Ok(());
         };
@@ -248,9 +231,52 @@ impl Shared {
             x_cache: h.x_cache.get(),
             age: h.age.get(),
         });
+        s.origin = h.origin;
         if end_stream {
             self.finish(slot);
+        } else {
+            s.first_byte = Some(*self.read_at.get_or_insert_with(std::time::Instant::now));
         }
+        Ok(())
+    }
+
+    /// Decodes a header block into [`Shared::head`]: the fields vload keeps of it.
+    fn decode_head(&mut self, block: &[u8]) -> Result<(), String> {
+        let Shared { decoder, head, .. } = self;
+        head.status = None;
+        head.varnish.seen = false;
+        head.x_cache.seen = false;
+        head.cache_status.seen = false;
+        head.age.seen = false;
+        head.origin = None;
+        let wanted = |n: &[u8]| {
+            matches!(
+                n,
+                b":status"
+                    | b"x-varnish"
+                    | b"x-cache"
+                    | b"cache-status"
+                    | b"age"
+                    | b"server-timing"
+            )
+        };
+        decoder
+            .decode(block, wanted, |name, value| match name {
+                b":status" => {
+                    head.status = std::str::from_utf8(value)
+                        .ok()
+                        .filter(|v| v.len() == 3)
+                        .and_then(|v| v.parse().ok());
+                }
+                b"x-varnish" => head.varnish.set(value),
+                b"x-cache" => head.x_cache.set(value),
+                b"cache-status" => head.cache_status.set(value),
+                b"server-timing" => {
+                    head.origin = head.origin.or_else(|| crate::timing::origin_ns(value));
+                }
+                _ => head.age.set(value),
+            })
+            .map_err(|e| format!("the server's header block does not decode (HPACK: {})", e.0))?;
         Ok(())
     }
 

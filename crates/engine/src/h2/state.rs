@@ -57,6 +57,9 @@ pub(super) struct Shared {
     pub(super) partial_block: Vec<u8>,
     /// The response head fields of the block being decoded.
     pub(super) head: HeadFields,
+    /// When the bytes being processed were read, taken at the first response head that
+    /// needs it.
+    pub(super) read_at: Option<std::time::Instant>,
 }
 
 #[derive(Default)]
@@ -66,6 +69,8 @@ pub(super) struct HeadFields {
     pub(super) x_cache: Kept,
     pub(super) cache_status: Kept,
     pub(super) age: Kept,
+    /// The origin's own time (`Server-Timing`).
+    pub(super) origin: Option<u64>,
 }
 
 /// A header value kept from one header block to decide the cache status; its buffer is
@@ -97,6 +102,10 @@ pub(super) struct Stream {
     pub(super) head: bool,
     pub(super) status: u16,
     pub(super) cache: (CacheClass, Option<CacheSource>),
+    /// The origin's own time (`Server-Timing`).
+    pub(super) origin: Option<u64>,
+    /// When the response's first bytes were read, if the read left it incomplete.
+    pub(super) first_byte: Option<std::time::Instant>,
     pub(super) body_bytes: u64,
     /// Body bytes since `take_received`, whether the response completed or not.
     pub(super) received: u64,
@@ -139,6 +148,7 @@ impl Shared {
             partial: None,
             partial_block: Vec::new(),
             head: HeadFields::default(),
+            read_at: None,
         }
     }
 

@@ -18,7 +18,7 @@ use crate::model::Batch;
 use crate::plan::AttackPlan;
 use crate::rate::Curve;
 use crate::record::{ERROR_KINDS, IntervalStats, kind_index};
-use crate::response::Response;
+use crate::response::{Phases, Response};
 
 /// How one request ended.
 pub(crate) enum Outcome {
@@ -28,6 +28,10 @@ pub(crate) enum Outcome {
         service: u64,
         /// Open loop: from the intended send.
         response: Option<u64>,
+        /// The wait for the first byte and the transfer (they add up to `service`).
+        phases: Phases,
+        /// The origin's own time (`Server-Timing`).
+        origin: Option<u64>,
     },
     Failed {
         failure: Failure,
@@ -43,22 +47,31 @@ impl Outcome {
     /// What the breakdowns count of it: its primary latency is the response time in an
     /// open loop, the service time in a closed one.
     fn end(&self, received: u64, open_loop: bool) -> End {
-        let (status, cache, service, response) = match self {
+        let (status, cache, service, response, phases) = match self {
             Outcome::Response {
                 status,
                 cache,
                 service,
                 response,
-            } => (Some(*status), cache.0, Some(*service), *response),
+                phases,
+                ..
+            } => (
+                Some(*status),
+                cache.0,
+                Some(*service),
+                *response,
+                Some(*phases),
+            ),
             Outcome::Failed {
                 service, response, ..
-            } => (None, CacheClass::Unknown, *service, *response),
+            } => (None, CacheClass::Unknown, *service, *response, None),
         };
         End {
             status,
             cache,
             received,
             latency: if open_loop { response } else { service },
+            phases,
         }
     }
 }
@@ -76,6 +89,8 @@ pub(crate) struct Ended {
     pub(crate) last_on_connection: bool,
     /// The connection outlives a failure of this exchange (an HTTP/2 stream's).
     pub(crate) survives: bool,
+    /// When the response began to arrive, if a read left it incomplete (`None`: at `done`).
+    pub(crate) first_byte: Option<Instant>,
 }
 
 /// A rate plan's stages, for recording each request in its own.
@@ -115,6 +130,7 @@ impl Stages {
                 cache,
                 service,
                 response,
+                ..
             } => {
                 own.service.record(*service);
                 if let Some(response) = response {
@@ -226,6 +242,7 @@ impl Recorder {
             written,
             last_on_connection,
             survives,
+            first_byte,
         } = ended;
         self.books.end(job);
         self.books.wrote(job, written);
@@ -261,6 +278,8 @@ impl Recorder {
                     cache: response.cache,
                     service: nanos_between(start, done),
                     response: job.response_ns(done),
+                    phases: Phases::of(start, first_byte, done),
+                    origin: response.origin,
                 };
                 (outcome, flow)
             }
@@ -363,6 +382,7 @@ impl Recorder {
                 cache: CacheClass::Unknown,
                 received: 0,
                 latency: Some(ns),
+                phases: None,
             };
             self.tally.count(job.tags, &end, n);
         }
@@ -423,10 +443,22 @@ impl Recorder {
                 cache,
                 service,
                 response,
+                phases,
+                origin,
             } => {
                 stats.service.record(service);
                 if let Some(response) = response {
                     stats.response.record(response);
+                }
+                stats.first_byte.record(phases.first_byte);
+                stats.transfer.record(phases.transfer);
+                // A hit's `Server-Timing` is the one stored with the object: the origin did
+                // nothing for it.
+                if let Some(origin) = origin.filter(|_| cache.0.is_miss()) {
+                    stats.origin.record(origin);
+                    stats
+                        .proxy_added
+                        .record(phases.first_byte.saturating_sub(origin));
                 }
                 let primary = response.unwrap_or(service);
                 if cache.0.is_hit() {

@@ -31,8 +31,12 @@ pub(crate) struct Hyper1 {
     /// future so that a timed-out or failed response still counts what arrived (hyper does
     /// not say how much of a body went out before a failure: a request's counts when its
     /// response arrives).
-    counts: (Cell<u64>, Cell<u64>),
+    counts: Tally,
 }
+
+/// Body bytes received and written, and when the last response's head came if its body
+/// followed (see [`Counts`]).
+type Tally = (Cell<u64>, Cell<u64>, Cell<Option<std::time::Instant>>);
 
 /// hyper's HTTP/1.1 state machine.
 type Driver = Pin<Box<http1::Connection<TokioIo<crate::tls::Io>, Full<Bytes>>>>;
@@ -41,7 +45,7 @@ type Driver = Pin<Box<http1::Connection<TokioIo<crate::tls::Io>, Full<Bytes>>>>;
 /// streams share it.
 pub(crate) struct Hyper2 {
     sender: http2::SendRequest<Full<Bytes>>,
-    counts: (Cell<u64>, Cell<u64>),
+    counts: Tally,
 }
 
 /// Runs hyper's HTTP/2 background work on the worker's own thread.
@@ -122,6 +126,7 @@ impl Link for Hyper1 {
             received: self.counts.0.take(),
             written: self.counts.1.take(),
             stray: 0,
+            first_byte: self.counts.2.take(),
         }
     }
 }
@@ -180,6 +185,7 @@ impl Link for Hyper2 {
             received: self.counts.0.take(),
             written: self.counts.1.take(),
             stray: 0,
+            first_byte: self.counts.2.take(),
         }
     }
 }
@@ -204,7 +210,7 @@ enum Sender<'a> {
 async fn send(
     sender: Sender<'_>,
     request: http::Request<Full<Bytes>>,
-    (received, written): &(Cell<u64>, Cell<u64>),
+    (received, written, first_byte): &Tally,
 ) -> Result<Response, Failure> {
     let body = hyper::body::Body::size_hint(request.body())
         .exact()
@@ -227,7 +233,14 @@ async fn send(
         .headers()
         .get(CONNECTION)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+    let origin = response
+        .headers()
+        .get_all(&SERVER_TIMING)
+        .iter()
+        .find_map(|v| crate::timing::origin_ns(v.as_bytes()));
     let mut body = response.into_body();
+    let whole = hyper::body::Body::is_end_stream(&body);
+    first_byte.set((!whole).then(std::time::Instant::now));
     let mut body_bytes = 0u64;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| classify_error(&e, true))?;
@@ -241,8 +254,11 @@ async fn send(
         body_bytes,
         cache,
         close,
+        origin,
     })
 }
+
+static SERVER_TIMING: http::HeaderName = http::HeaderName::from_static("server-timing");
 
 /// The first error of type `T` in `error`'s chain of sources.
 fn find_source<'a, T: std::error::Error + 'static>(

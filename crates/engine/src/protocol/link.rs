@@ -87,4 +87,7 @@ pub(crate) struct Counts {
     /// Bytes the server sent unasked after a complete response (the connection is closed
     /// for them).
     pub(crate) stray: usize,
+    /// When the last exchange's response began to arrive, when a read left it incomplete
+    /// (`None`: it came whole, its first byte is its end).
+    pub(crate) first_byte: Option<std::time::Instant>,
 }

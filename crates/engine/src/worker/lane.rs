@@ -72,6 +72,8 @@ pub(crate) struct Exchanged {
     /// The connection outlives a failure of this exchange (an HTTP/2 stream's, or a request
     /// that was never written).
     pub(crate) survives: bool,
+    /// When the response began to arrive, if a read left it incomplete.
+    pub(crate) first_byte: Option<Instant>,
 }
 
 /// One lane (see the module's docs).
@@ -271,6 +273,7 @@ impl Lane {
             written: exchanged.written,
             last_on_connection: last,
             survives: exchanged.survives,
+            first_byte: exchanged.first_byte,
         };
         let flow = core.recorder.end(&job, result, ended);
         if flow == Flow::KeepAlive && reusable {

@@ -55,6 +55,8 @@ pub(crate) fn run(setup: WorkerSetup) {
 /// the worker's own epoll loop for HTTP/1.1 over plain TCP on Linux (no runtime), tokio
 /// otherwise.
 fn serve_attack(mut setup: WorkerSetup) -> WorkerSummary {
+    crate::timing::use_metric(&setup.plan.server_timing);
+    crate::h1::forget_memo();
     let end = setup
         .plan
         .stop

@@ -54,7 +54,8 @@ on_both_drivers! {
         assert_eq!(groups(by(&run, "status")), [("2xx", 100)]);
         assert_eq!(groups(by(&run, "cache")), [("hit", 100)]);
         assert_eq!(run.cache.by_source.cache_status, 100);
-        assert_eq!(run.breakdowns.len(), 2, "no target, no breakdown by target");
+        assert_eq!(groups(by(&run, "size")), [("< 1 KiB", 100)]);
+        assert_eq!(run.breakdowns.len(), 3, "no target, no breakdown by target");
         let all = &by(&run, "status").groups[0];
         assert_eq!(all.latency.moments.n, run.latency.primary().moments.n);
     }

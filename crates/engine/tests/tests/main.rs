@@ -39,6 +39,7 @@ mod http1_clients;
 mod http2;
 mod ledger;
 mod loops;
+mod phases;
 mod rate_plans;
 mod records;
 mod tls;

@@ -101,6 +101,17 @@ fn validate_groups(field: &str, b: &Breakdown) -> Result<(), SchemaError> {
         bounded(&format!("{field}.requests"), g.requests, MAX_COUNT)?;
         bounded(&format!("{field}.bytes_in"), g.bytes_in, MAX_COUNT)?;
         g.latency.validate(&format!("{field}.latency"))?;
+        for (name, record) in [("first_byte", &g.first_byte), ("transfer", &g.transfer)] {
+            if let Some(record) = record {
+                record.validate(&format!("{field}.{name}"))?;
+                if record.moments.n > g.requests - g.errors.min(g.requests) {
+                    return Err(invalid(
+                        format!("{field}.{name}"),
+                        format!("{} values for {} responses", record.moments.n, g.requests),
+                    ));
+                }
+            }
+        }
         let c = &g.status_classes;
         let responses = [c.s1xx, c.s2xx, c.s3xx, c.s4xx, c.s5xx]
             .iter()

@@ -408,6 +408,10 @@ impl RunFile {
             ("latency.tls_handshake", &l.tls_handshake),
             ("latency.tcp_connect", &l.tcp_connect),
             ("latency.queue_wait", &l.queue_wait),
+            ("latency.first_byte", &l.first_byte),
+            ("latency.transfer", &l.transfer),
+            ("latency.origin", &l.origin),
+            ("latency.proxy_added", &l.proxy_added),
         ] {
             if let Some(record) = record {
                 record.validate(field)?;

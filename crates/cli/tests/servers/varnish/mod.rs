@@ -4,6 +4,7 @@
 //! `VLOAD_REQUIRE_VARNISH` is set, a missing varnishd fails them instead.
 
 mod catalogue;
+mod phases;
 mod stack;
 
 use std::io::{Read as _, Write as _};

@@ -46,11 +46,16 @@ impl Stack {
 
     /// The stack with varnishd's `-s malloc,SIZE`.
     pub(crate) fn with_storage(vcl: &str, malloc: &str) -> Stack {
-        let origin = spawn(OriginConfig {
+        let origin = OriginConfig {
             threads: Some(1),
             ..OriginConfig::loopback()
-        })
-        .unwrap();
+        };
+        Stack::with_origin(vcl, malloc, origin)
+    }
+
+    /// The stack with varnishd's `-s malloc,SIZE` in front of an origin set up as `origin`.
+    pub(crate) fn with_origin(vcl: &str, malloc: &str, origin: OriginConfig) -> Stack {
+        let origin = spawn(origin).unwrap();
         let dir = std::env::temp_dir().join(format!(
             "vload-varnish-{}-{}",
             std::process::id(),

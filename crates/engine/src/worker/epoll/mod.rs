@@ -225,7 +225,7 @@ impl<'c> Direct<'c> {
     fn write(&mut self, i: usize) -> Act {
         match self.slots[i].write(&self.epoll, &self.own, i) {
             Ok(()) => Act::Nothing,
-            Err(failure) => self.finish(i, Some(Err(failure))),
+            Err(failure) => self.finish(i, Some(Err(failure)), None),
         }
     }
 
@@ -257,7 +257,7 @@ impl<'c> Direct<'c> {
             }
             Phase::Exchange { .. } => match slot.read() {
                 Read::More => Act::Nothing,
-                Read::Done(result) => self.finish(i, Some(result)),
+                Read::Done(result, first_byte) => self.finish(i, Some(result), first_byte),
             },
             Phase::Idle(_) => {
                 // The server closed an idle connection (an idle timeout), or sent what
@@ -275,12 +275,14 @@ impl<'c> Direct<'c> {
         self.act(i, act);
     }
 
-    /// Slot `i`'s exchange ended with `result` (`None`: its deadline passed): the lane
-    /// records it and says what the slot does next.
+    /// Slot `i`'s exchange ended with `result` (`None`: its deadline passed), its response
+    /// begun at `first_byte` if an earlier read brought part of it: the lane records it and
+    /// says what the slot does next.
     fn finish(
         &mut self,
         i: usize,
         result: Option<Result<crate::response::Response, crate::failure::Failure>>,
+        first_byte: Option<Instant>,
     ) -> Act {
         let done = Instant::now();
         self.last_done = done;
@@ -294,6 +296,7 @@ impl<'c> Direct<'c> {
             received: settled.received,
             written: settled.written,
             survives: false,
+            first_byte,
         };
         slot.lane
             .ended(self.core, done, result, exchanged, settled.usable)
@@ -310,7 +313,7 @@ impl<'c> Direct<'c> {
                     // What arrived before the deadline is counted; the connection is not
                     // used again.
                     slot.disconnect();
-                    self.finish(i, None)
+                    self.finish(i, None, None)
                 }
                 _ => slot.lane.poll(self.core, now),
             };

@@ -20,8 +20,10 @@ use crate::workload::Wire;
 pub(super) struct Slot {
     pub(super) lane: Lane,
     socket: Option<Socket>,
-    /// When its connect began (ab's "Connect" runs from here).
-    began: Instant,
+    /// While it connects: when its connect began (ab's "Connect" runs from here). In an
+    /// exchange: when its response began to arrive, if a read left it incomplete. One field
+    /// for both, as no slot needs them at once (a slot is kept small: see the test below).
+    stamp: Instant,
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
@@ -61,8 +63,9 @@ pub(super) enum Connect {
 pub(super) enum Read {
     /// Nothing yet, or part of a response.
     More,
-    /// The response ended, or the exchange failed.
-    Done(Result<Response, Failure>),
+    /// The response ended, or the exchange failed; with when the response began to arrive
+    /// if an earlier read brought part of it (`None`: it came whole in this one).
+    Done(Result<Response, Failure>, Option<Instant>),
 }
 
 impl Slot {
@@ -70,7 +73,7 @@ impl Slot {
         Slot {
             lane: Lane::new(),
             socket: None,
-            began: Instant::now(),
+            stamp: Instant::now(),
             buf: Vec::new(),
             start: 0,
             end: 0,
@@ -131,7 +134,7 @@ impl Slot {
         )
         .and_then(|socket| socket.set_tcp_nodelay(true).map(|()| socket))
         .map_err(|e| failed(&e))?;
-        self.began = Instant::now();
+        self.stamp = Instant::now();
         let pending = match socket.connect(addr) {
             Ok(()) => false,
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => true,
@@ -187,9 +190,9 @@ impl Slot {
         }))
     }
 
-    /// When its connect began.
+    /// When its connect began (asked while it connects).
     pub(super) fn began(&self) -> Instant {
-        self.began
+        self.stamp
     }
 
     /// Begins an exchange of `out` (the attack's own request when `None`).
@@ -256,6 +259,8 @@ impl Slot {
         let Some(fd) = self.socket.as_ref().map(Socket::as_raw_fd) else {
             return Read::More;
         };
+        // Nothing of the response came before this read.
+        let fresh = self.start == self.end && self.decoder.is_fresh();
         let room = make_room(&mut self.buf, &mut self.start, &mut self.end);
         let end = self.end + room;
         let result = match recv(fd, &mut self.buf[self.end..end]) {
@@ -273,6 +278,10 @@ impl Slot {
                     Err(failure) => Err(failure),
                     Ok((used, Step::More)) => {
                         self.start += used;
+                        if fresh {
+                            // Part of the response is here, the rest to come.
+                            self.stamp = Instant::now();
+                        }
                         return Read::More;
                     }
                     Ok((used, Step::Done(response))) => {
@@ -282,7 +291,7 @@ impl Slot {
                 }
             }
         };
-        Read::Done(result)
+        Read::Done(result, (!fresh).then_some(self.stamp))
     }
 
     /// The exchange is over, `kept` when its response lets the connection go on: what

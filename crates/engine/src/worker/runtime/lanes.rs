@@ -215,6 +215,7 @@ fn counts<L: Link>(driver: &Tokio<L>, conn: &mut Conn<L>, survives: bool) -> Exc
         received: counts.received,
         written: counts.written,
         survives,
+        first_byte: counts.first_byte,
     }
 }
 

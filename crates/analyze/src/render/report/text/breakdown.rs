@@ -18,9 +18,11 @@ pub(super) fn render_breakdowns(out: &mut String, s: &Summary) {
             "pass" => "By pass",
             "status" => "By status",
             "cache" => "By cache",
+            "size" => "By size",
             other => other,
         };
         let hits = b.groups.iter().any(|g| g.hit_ratio.is_some());
+        let phases = b.groups.iter().any(|g| g.first_byte.is_some());
         let mut header: Vec<String> = [
             format!("{title:<14}group"),
             "requests".into(),
@@ -34,6 +36,9 @@ pub(super) fn render_breakdowns(out: &mut String, s: &Summary) {
             header.push("hit".into());
         }
         header.extend(["p50", "p99", "max"].map(str::to_owned));
+        if phases {
+            header.extend(["first byte p50", "transfer p50"].map(str::to_owned));
+        }
         let mut rows = vec![header];
         for g in &b.groups {
             let ns = |v: Option<u64>| or_na(v.map(|v| duration_ns(v as f64)));
@@ -57,6 +62,12 @@ pub(super) fn render_breakdowns(out: &mut String, s: &Summary) {
                 ns(g.latency.quantile("p99")),
                 ns(g.latency.max_ns),
             ]);
+            if phases {
+                let p50 = |l: &Option<crate::latency::LatencySummary>| {
+                    ns(l.as_ref().and_then(|l| l.quantile("p50")))
+                };
+                cells.extend([p50(&g.first_byte), p50(&g.transfer)]);
+            }
             rows.push(cells);
         }
         out.push_str(&crate::render::table::layout(&rows));

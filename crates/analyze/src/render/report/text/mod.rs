@@ -10,6 +10,7 @@ use crate::units::{bytes, count, duration_ns, percent, rate, seconds};
 mod breakdown;
 mod cache;
 mod health;
+mod phases;
 mod rows;
 mod server;
 
@@ -18,6 +19,7 @@ use cache::render_cache;
 pub use cache::warmed_line;
 pub(crate) use health::health_headline;
 use health::{render_checks, render_health};
+use phases::render_phases;
 use rows::{or_na, row};
 use server::render_server;
 
@@ -70,6 +72,7 @@ pub fn render(s: &Summary) -> String {
     let mut out = String::new();
     render_head(&mut out, s);
     render_latency(&mut out, s);
+    render_phases(&mut out, s);
     render_stages(&mut out, s);
     row(
         &mut out,
@@ -303,11 +306,13 @@ fn render_connections(out: &mut String, s: &Summary) {
     } else {
         String::new()
     };
-    let values = format!(
-        "{}{warmup}, {}, {each}",
-        count(s.connections_opened),
+    // Connections all opened in the first second (a closed loop's) have no rate to speak of.
+    let pace = if s.connections_opened > 0 && s.connections_opened_first_s == s.connections_opened {
+        "all in the first second".to_owned()
+    } else {
         rate(per_second)
-    );
+    };
+    let values = format!("{}{warmup}, {pace}, {each}", count(s.connections_opened));
     row(
         out,
         "Connections",

@@ -1,0 +1,109 @@
+//! #48: each response's wait for its first byte and its transfer, and the origin's own time
+//! (`Server-Timing`) against the proxy's, on every client.
+
+use vload_engine::{Client, Protocol};
+
+use super::util::*;
+
+/// A response delayed 30 ms, then 20,000 bytes at 200,000 a second (about 100 ms),
+/// classified as a miss so that its `Server-Timing` counts.
+const SLOW: &str = "/slow?delay=30ms&size=20000&slow=200000&header=X-Cache:MISS";
+
+/// Checks a run of `n` responses to [`SLOW`]: the phases add up to the service time, the
+/// wait is the delay, the transfer is the paced body, and the wait is the origin's own
+/// time (its delay) and the rest (no proxy here: the loopback and the clients).
+fn phases_split_the_slow_response(run: &vload_schema::RunFile, n: u64) {
+    assert_eq!(run.totals.completed, n, "{:?}", run.totals.errors);
+    let l = &run.latency;
+    let (first, transfer) = (l.first_byte.as_ref().unwrap(), l.transfer.as_ref().unwrap());
+    assert_eq!((first.moments.n, transfer.moments.n), (n, n));
+    assert_eq!(
+        first.moments.sum_ns + transfer.moments.sum_ns,
+        l.service.moments.sum_ns,
+        "the phases add up to the service time"
+    );
+    assert!(first.moments.min_ns >= 30_000_000, "{:?}", first.moments);
+    assert!(
+        transfer.moments.min_ns >= 50_000_000,
+        "{:?}",
+        transfer.moments
+    );
+    let origin = l.origin.as_ref().expect("the origin's Server-Timing");
+    assert_eq!(origin.moments.n, n);
+    assert!(origin.moments.min_ns >= 30_000_000, "{:?}", origin.moments);
+    let added = l.proxy_added.as_ref().unwrap();
+    assert_eq!(
+        added.moments.sum_ns + origin.moments.sum_ns,
+        first.moments.sum_ns,
+        "each miss's wait is the origin's time and the proxy's"
+    );
+    assert_eq!(run.plan.server_timing.as_deref(), Some("app"));
+    // By cache state and size too, adding up.
+    for by in ["cache", "status", "size"] {
+        let b = run.breakdowns.iter().find(|b| b.by == by).unwrap();
+        let n_of = |g: &vload_schema::Group| g.first_byte.as_ref().map_or(0, |r| r.moments.n);
+        assert_eq!(b.groups.iter().map(n_of).sum::<u64>(), n, "{by}");
+    }
+    let size = run.breakdowns.iter().find(|b| b.by == "size").unwrap();
+    assert_eq!(size.groups.len(), 1);
+    assert_eq!(size.groups[0].name, "10-100 KiB");
+}
+
+on_both_drivers! {
+    #[test]
+    fn a_paced_body_is_transfer_and_the_delay_is_the_wait_for_the_first_byte() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), SLOW, closed(2), count(8)));
+        phases_split_the_slow_response(&run, 8);
+    }
+}
+
+#[test]
+fn every_client_splits_the_phases_alike() {
+    for protocol in [
+        Protocol::Http1 {
+            client: Client::Hyper,
+        },
+        Protocol::Http2 {
+            streams: 2,
+            client: Client::Lean,
+        },
+        Protocol::Http2 {
+            streams: 2,
+            client: Client::Hyper,
+        },
+    ] {
+        let origin = origin();
+        let mut p = plan(origin.addr(), SLOW, closed(1), count(6));
+        p.protocol = protocol;
+        let run = attack(p);
+        phases_split_the_slow_response(&run, 6);
+    }
+}
+
+on_both_drivers! {
+    /// A small response comes in one read: all of it is the wait, none transfer; and
+    /// without a cache's word the origin's time is not taken for a miss's.
+    #[test]
+    fn a_response_in_one_read_has_no_transfer() {
+        let origin = origin();
+        let run = attack(plan(origin.addr(), "/", closed(2), count(200)));
+        let l = &run.latency;
+        let transfer = l.transfer.as_ref().unwrap();
+        assert_eq!(transfer.moments.n, 200);
+        assert_eq!(transfer.moments.max_ns, 0, "{:?}", transfer.moments);
+        assert_eq!(l.first_byte.as_ref().unwrap().moments.sum_ns, l.service.moments.sum_ns);
+        assert!(l.origin.is_none() && l.proxy_added.is_none());
+        assert_eq!(run.plan.server_timing, None);
+    }
+}
+
+#[test]
+fn the_metric_read_is_the_plans() {
+    let origin = origin();
+    let mut p = plan(origin.addr(), SLOW, closed(1), count(2));
+    p.server_timing = "db".into();
+    let run = attack(p);
+    assert!(run.latency.origin.is_none(), "the origin sends app, not db");
+    assert_eq!(run.latency.first_byte.as_ref().unwrap().moments.n, 2);
+}
