@@ -190,7 +190,7 @@ fn threads(a: &mut Assessment, x: &HealthInputs, cpu_util: f64) {
             "cpu_wait",
             Cause::Machine,
             format!(
-                "{phrase}: other processes took the cores, and vload, never idle, could not send as fast as the server answered"
+                "{phrase}: other processes took the cores, and vload, on a CPU or waiting for one nearly all the time, could not send as fast as the server answered"
             ),
         );
     }
@@ -372,7 +372,7 @@ fn notes(a: &mut Assessment, x: &HealthInputs) {
         };
         let whose = match cause {
             Cause::Client => "vload's busy runtime woke late",
-            _ => "the machine paused while vload's threads idled",
+            _ => "the machine held vload's threads back (their own work was light)",
         };
         a.note(
             "hiccups",
@@ -487,6 +487,28 @@ mod tests {
         });
         assert_eq!(h.verdict, HealthVerdict::Ok, "{:?}", h.reasons);
         assert_eq!(signal(&h, "thread_busy").level, HealthVerdict::Ok);
+    }
+
+    /// See #48: one report said the thread was "never idle" (on a CPU or waiting for one)
+    /// and, two lines down, that the machine paused "while vload's threads idled".
+    #[test]
+    fn a_starved_closed_loop_is_not_said_to_idle_and_not_to_be_never_idle() {
+        let h = assess(&HealthInputs {
+            max_thread_busy: 0.3,
+            max_thread_waiting: Some(0.65),
+            open_loop: false,
+            hiccup_p99_ns: Some(8_000_000),
+            ..healthy()
+        });
+        assert_eq!(h.verdict, HealthVerdict::MachineBusy, "{:?}", h.reasons);
+        let said: Vec<&str> = h.signals.iter().map(|s| s.message.as_str()).collect();
+        assert!(said.len() >= 2, "{said:?}");
+        for message in said {
+            assert!(
+                !message.contains("never idle") && !message.contains("idled"),
+                "{message}"
+            );
+        }
     }
 
     /// See #30: `stress-ng --cpu 4` beside `vload attack -r 2000` was called CLIENT-BOUND
