@@ -167,6 +167,29 @@ mod tests {
         assert!(line(&summary).contains("/s, "), "{}", line(&summary));
     }
 
+    /// #48: a rate plan's throughput follows the plan, so its seconds' spread is not noise:
+    /// `-r '100:3s,300:3s'` failed "throughput 199.8/s ±57.5%: not converged".
+    #[test]
+    fn a_rate_plans_throughput_is_not_judged_for_convergence() {
+        let mut run = golden();
+        run.plan.rate_plan = Some(vec![vload_schema::PlannedStage {
+            from_rate_per_s: 100.0,
+            to_rate_per_s: 300.0,
+            duration_s: 6.0,
+        }]);
+        let checks = crate::selfcheck::run_checks(&run).unwrap();
+        let throughput = checks
+            .iter()
+            .find(|c| c.name == "convergence:throughput")
+            .unwrap();
+        assert_eq!(throughput.verdict, vload_schema::CheckVerdict::Unknown);
+        assert!(
+            throughput.message.contains("rate plan"),
+            "{}",
+            throughput.message
+        );
+    }
+
     /// An `--until-stable` run says its bound, not the longest it could have lasted.
     #[test]
     fn until_stable_runs_name_their_bound() {

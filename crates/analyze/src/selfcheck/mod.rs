@@ -214,6 +214,14 @@ fn metric_key(metric: Metric) -> &'static str {
 fn convergence(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
     let key = metric_key(metric);
     let name = format!("convergence:{key}");
+    if run.plan.rate_plan.is_some() && metric == Metric::Throughput {
+        // Its throughput follows the plan: the spread of its seconds is the plan's, not noise.
+        return Ok(check(
+            &name,
+            CheckVerdict::Unknown,
+            format!("{key}: a rate plan changes the load by design; no interval"),
+        ));
+    }
     let (Some(b), Some(value)) = (batched(metric, run)?, metric.of(run)?) else {
         return Ok(check(
             &name,
