@@ -3,6 +3,7 @@
 pub(crate) mod args;
 pub(crate) mod cache;
 pub(crate) mod flags;
+mod notes;
 pub(crate) mod targets;
 
 use std::io::IsTerminal as _;
@@ -334,6 +335,19 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     if args.load.latency {
         paint::say!("vload: note: --latency is wrk's: vload always reports latency percentiles");
     }
+    let line: Vec<String> = std::env::args().collect();
+    if let Some(note) = notes::threads_flag(&line) {
+        paint::say!("vload: note: {note}");
+    }
+    // Targets read from stdin are copied out of it before the load: what is left there at the
+    // end was never read.
+    let mut stdin_noted = false;
+    if !line.iter().any(|a| a == "-" || a.ends_with("=-"))
+        && let Some(note) = notes::unread_stdin()
+    {
+        paint::say!("vload: note: {note}");
+        stdin_noted = true;
+    }
     // Hashed before the attack: a wrong path fails now, not after the load.
     let config_files = args.history.config()?;
     let Attack {
@@ -343,6 +357,9 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         metrics,
     } = run(args)?;
     targets::name_as_given(&mut run);
+    if !stdin_noted && let Some(note) = notes::unread_stdin() {
+        paint::say!("vload: note: {note}");
+    }
     run.checks = vload_analyze::selfcheck::run_checks(&run).context("checking the run")?;
     run.provenance = args.history.provenance(config_files);
     let balanced = finish::ledger_balances(&run);

@@ -750,3 +750,38 @@ fn a_constant_schedule_records_exactly_its_rate_every_second() {
         }
     }
 }
+
+/// #48: vegeta's `echo 'GET URL' | vegeta attack` typed as `| vload attack URL` attacked the
+/// URL and left the piped targets unread, silently; and ab's `-t 2` ran 2 threads for the
+/// default 10 s. Both are named.
+#[test]
+fn piped_targets_without_targets_dash_and_abs_t_are_named() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("stdin-note");
+    let piped = dir.path("piped.http");
+    std::fs::write(&piped, format!("GET {}a\n\n", origin.url())).unwrap();
+    // Piped, as a shell pipes a file (`run` would give it /dev/null).
+    let fed = |args: &[&str]| {
+        let o = vload()
+            .args(args)
+            .stdin(std::fs::File::open(&piped).unwrap())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    let url = origin.url();
+    let o = fed(&["attack", "-n", "5", "-c", "1", "-t", "1", "--quiet", &url]);
+    let err = stderr(&o);
+    assert!(err.contains("bytes vload did not read"), "{err}");
+    assert!(err.contains("--targets -"), "{err}");
+    assert!(
+        err.contains("-t 1 is 1 worker thread, as wrk's -t"),
+        "{err}"
+    );
+    assert!(err.contains("vload's -d 1s"), "{err}");
+    // Read as targets, nothing is left to name.
+    let o = fed(&["attack", "-n", "5", "-c", "1", "--quiet", "--targets", "-"]);
+    assert!(!stderr(&o).contains("stdin holds"), "{}", stderr(&o));
+}
