@@ -106,6 +106,8 @@ mod tests {
     fn words(text: &str) -> Vec<String> {
         let text = text.split(" | ").next().unwrap_or(text);
         let text = text.split(" >").next().unwrap_or(text);
+        let text = text.split(" &").next().unwrap_or(text);
+        let text = text.split("; ").next().unwrap_or(text);
         let mut words = Vec::new();
         let mut word = String::new();
         let mut quote = None;
@@ -188,6 +190,91 @@ mod tests {
             assert!(parsed.is_ok(), "{words:?}: {}", parsed.unwrap_err());
         }
         assert!(commands[0].contains("--fail-if") && commands[0].contains("-o run.json"));
+    }
+
+    /// The README's and the docs' pages, for the check that their commands parse.
+    const PAGES: [(&str, &str); 7] = [
+        ("README.md", include_str!("../../../README.md")),
+        ("docs/varnish.md", include_str!("../../../docs/varnish.md")),
+        ("docs/caching.md", include_str!("../../../docs/caching.md")),
+        (
+            "docs/distributed.md",
+            include_str!("../../../docs/distributed.md"),
+        ),
+        ("docs/history.md", include_str!("../../../docs/history.md")),
+        ("docs/servers.md", include_str!("../../../docs/servers.md")),
+        (
+            "docs/ARCHITECTURE.md",
+            include_str!("../../../docs/ARCHITECTURE.md"),
+        ),
+    ];
+
+    /// The vload command lines of a page's code blocks: in a block with shell prompts only
+    /// the prompted ones (the rest is output), in a `text` block without any none, else
+    /// every line that runs vload; the build
+    /// tree's `target/release/vload` read as `vload`, and the shell variables the scripts
+    /// set given values.
+    fn page_commands(page: &str) -> Vec<Vec<String>> {
+        let mut commands = Vec::new();
+        for block in page.split("```").skip(1).step_by(2) {
+            let (info, body) = block.split_once('\n').unwrap_or_default();
+            let prompted = body.lines().any(|l| l.trim_start().starts_with("$ "));
+            if info.trim() == "text" && !prompted {
+                continue; // output
+            }
+            let mut text = String::new();
+            let mut open = false;
+            for line in body.lines() {
+                let mut line = line.trim_start();
+                if prompted {
+                    match line.strip_prefix("$ ") {
+                        Some(rest) => line = rest,
+                        None if !open => continue,
+                        None => {}
+                    }
+                }
+                let line = line.replace("target/release/vload ", "vload ");
+                if line.starts_with("vload ") || open {
+                    open = line.trim_end().ends_with('\\');
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            }
+            let text = text
+                .replace("\\$", "$")
+                .replace("\"$TARGET\"", "http://127.0.0.1:8080/")
+                .replace("$VARNISH_URL", "http://127.0.0.1:6081/")
+                .replace("$VARNISH_ADDR", "127.0.0.1:6081")
+                .replace("$VARNISHD_PID", "1234")
+                .replace("$VARNISH_NAME", "/var/lib/varnish/x");
+            // A line of output that starts with a command's name ("vload history   (E-divisive
+            // + compare)  ...", a table's row) is not one.
+            let subcommands = [
+                "attack", "sweep", "report", "compare", "plot", "history", "origin",
+            ];
+            commands.extend(
+                command_lines(&text)
+                    .into_iter()
+                    .filter(|w| w.get(1).is_some_and(|c| subcommands.contains(&c.as_str()))),
+            );
+        }
+        commands
+    }
+
+    /// #48: every vload command in the README and the docs parses as written (flags that
+    /// were renamed, values that changed shape, combinations refused), the docs' examples of
+    /// what a newcomer types first.
+    #[test]
+    fn every_readme_and_docs_command_parses() {
+        let mut seen = 0;
+        for (name, page) in PAGES {
+            for words in page_commands(page) {
+                let parsed = crate::cli::Cli::try_parse_from(&words);
+                assert!(parsed.is_ok(), "{name}: {words:?}: {}", parsed.unwrap_err());
+                seen += 1;
+            }
+        }
+        assert!(seen >= 30, "{seen} commands");
     }
 
     #[test]
