@@ -506,3 +506,36 @@ fn a_threshold_that_reads_the_other_way_is_refused() {
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The names of a text report's rows, in order, up to the client health (the checks that
+/// follow vary with the run).
+fn row_names(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.starts_with("vload") && !l.starts_with('$'))
+        .map(|l| l.split("  ").next().unwrap_or_default().trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .take_while(|name| !name.starts_with("Checks"))
+        .collect()
+}
+
+/// #48: the README's sample report had drifted from the output (rows missing, renamed). Its
+/// rows are a real run's of the same command, by name and in order.
+#[test]
+fn the_readmes_sample_report_has_the_reports_rows() {
+    let _turn = shared();
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let start = readme
+        .find("```\n$ target/release/vload attack -d 5s\n")
+        .expect("the sample report");
+    let sample = &readme[start + 4..];
+    let sample = &sample[..sample.find("```").unwrap()];
+    let o = run(vload().args(["attack", "-d", "1s", "--no-progress"]), 0);
+    let real = stdout(&o);
+    let (want, got) = (row_names(&real), row_names(sample));
+    assert!(want.len() >= 12, "{want:?}");
+    assert_eq!(got, want, "README.md's sample against a real run:\n{real}");
+}
