@@ -97,8 +97,12 @@ pub(crate) struct PlotArgs {
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
     /// Where to write the HTML page.
-    #[arg(short = 'o', long, required = true)]
-    pub(crate) output: PathBuf,
+    #[arg(short = 'o', long, required_unless_present = "serve")]
+    pub(crate) output: Option<PathBuf>,
+    /// Serve the page at http://ADDR/ until Ctrl-C instead of (or beside) writing it, e.g.
+    /// 127.0.0.1:8090 (port 0 takes a free one, printed).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) serve: Option<std::net::SocketAddr>,
 }
 
 /// The largest run file read: a day-long run is about 200 MB, so this leaves room while a
@@ -450,7 +454,17 @@ pub(crate) fn plot(args: &PlotArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let page = render::plot::html(&named)?;
-    crate::output::write_to(&args.output, &page, "plot")?;
-    crate::paint::say!("vload: plot written to {}", args.output.display());
+    if let Some(output) = &args.output {
+        crate::output::write_to(output, &page, "plot")?;
+        crate::paint::say!("vload: plot written to {}", output.display());
+    }
+    if let Some(addr) = args.serve {
+        let addr = crate::dashboard::serve_page(addr, page)?;
+        crate::paint::say!("vload: plot served at http://{addr}/ until Ctrl-C");
+        // Served by its own thread until Ctrl-C ends the process.
+        loop {
+            std::thread::park();
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,9 +8,11 @@
 mod analysis;
 mod attack;
 mod cli;
+mod dashboard;
 mod examples;
 mod finish;
 mod history;
+mod http;
 mod manual;
 mod metrics;
 mod output;

@@ -487,6 +487,16 @@ pub(crate) struct OutputArgs {
     /// the last scrape sees the final figures (default: 0s).
     #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "0s")]
     pub(crate) metrics_linger: Duration,
+    /// Serve a live page of the attack at http://ADDR/ while it runs (each second's
+    /// throughput, asked rate, latency, hit ratios, server CPU, the ledger), then the run
+    /// file's figures and its plot, e.g. 127.0.0.1:8090 (port 0 takes a free one, printed)
+    /// (default: none).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) dashboard: Option<std::net::SocketAddr>,
+    /// With --dashboard: keep serving the final figures this long after the run file is
+    /// written (default: 5s).
+    #[arg(long, value_name = "DURATION", value_parser = crate::parse::duration, default_value = "5s", requires = "dashboard")]
+    pub(crate) dashboard_linger: Duration,
     /// Print no report and no progress line: errors, notes, --fail-if's breaches and the exit
     /// code still speak, and -o still writes the run file (default: the report is printed).
     #[arg(long)]

@@ -29,6 +29,8 @@ pub(crate) struct Attack {
     pub(crate) signal: Option<i32>,
     /// The `--metrics-listen` endpoint, still answering until told to finish.
     pub(crate) metrics: Option<crate::metrics::Metrics>,
+    /// The `--dashboard` page, still answering until told to finish.
+    pub(crate) dashboard: Option<crate::dashboard::Dashboard>,
 }
 
 /// Where the load goes when no URL is given: the URL of the first absolute target (so a
@@ -132,7 +134,7 @@ impl Session {
     /// Runs one attack of `plan` to its run file, with the progress line and the server's
     /// counters as `args` ask.
     pub(crate) fn attack(&self, args: &AttackArgs, plan: AttackPlan) -> anyhow::Result<RunFile> {
-        self.attack_with(args, plan, None)
+        self.attack_with(args, plan, (None, None))
     }
 
     /// [`Session::attack`], the figures also served to `metrics` as they come.
@@ -140,7 +142,10 @@ impl Session {
         &self,
         args: &AttackArgs,
         plan: AttackPlan,
-        metrics: Option<&mut crate::metrics::Metrics>,
+        (metrics, dashboard): (
+            Option<&mut crate::metrics::Metrics>,
+            Option<&mut crate::dashboard::Dashboard>,
+        ),
     ) -> anyhow::Result<RunFile> {
         let every = args.output.progress_every;
         let mode = if args.output.no_progress || args.output.quiet {
@@ -186,6 +191,7 @@ impl Session {
                 stable.as_mut(),
                 metrics,
                 purger.as_mut(),
+                dashboard,
             ),
             &self.interrupt,
         );
@@ -239,14 +245,28 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
         };
         crate::paint::say!("vload: metrics for Prometheus at http://{addr}/metrics{open}");
     }
+    let mut dashboard = out
+        .dashboard
+        .map(crate::dashboard::Dashboard::start)
+        .transpose()?;
+    if let Some(d) = &dashboard {
+        let addr = d.addr();
+        let open = if addr.ip().is_loopback() {
+            ""
+        } else {
+            " (unauthenticated: anyone who reaches this address reads the run's figures)"
+        };
+        crate::paint::say!("vload: live page at http://{addr}/{open}");
+    }
     announce(&plan, session.builtin(), args.url.is_none());
-    let run = session.attack_with(args, plan, metrics.as_mut())?;
+    let run = session.attack_with(args, plan, (metrics.as_mut(), dashboard.as_mut()))?;
     let signal = session.signal();
     Ok(Attack {
         run,
         output: session.output,
         signal,
         metrics,
+        dashboard,
     })
 }
 
@@ -257,6 +277,7 @@ struct Observers<'a>(
     Option<&'a mut StableWatch>,
     Option<&'a mut crate::metrics::Metrics>,
     Option<&'a mut crate::purge::Purger>,
+    Option<&'a mut crate::dashboard::Dashboard>,
 );
 
 impl Observer for Observers<'_> {
@@ -280,6 +301,9 @@ impl Observer for Observers<'_> {
         if let Some(metrics) = &mut self.3 {
             metrics.on_interval(p);
         }
+        if let Some(dashboard) = &mut self.5 {
+            dashboard.on_interval(p);
+        }
     }
 
     fn on_record(&mut self, interval: &vload_schema::Interval) {
@@ -291,6 +315,9 @@ impl Observer for Observers<'_> {
         }
         if let Some(purger) = &mut self.4 {
             purger.on_record(interval);
+        }
+        if let Some(dashboard) = &mut self.5 {
+            dashboard.on_record(interval);
         }
     }
 }
@@ -355,6 +382,7 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         output,
         signal,
         metrics,
+        dashboard,
     } = run(args)?;
     targets::name_as_given(&mut run);
     if !stdin_noted && let Some(note) = notes::unread_stdin() {
@@ -371,6 +399,10 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
     );
     if args.history.history {
         crate::history::store_run(&args.history, &run);
+    }
+    // The last look: after the run file is written, before vload exits.
+    if let Some(dashboard) = dashboard {
+        dashboard.finish(&run, args.output.dashboard_linger);
     }
     // The last scrape: after the run file is written, before vload exits.
     if let Some(metrics) = metrics {

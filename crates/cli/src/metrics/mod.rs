@@ -14,7 +14,7 @@ mod exposition;
 mod remote;
 
 use exposition::{Tally, bounds, render};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -72,7 +72,9 @@ impl Metrics {
                 let (tally, stop) = (tally.clone(), stop.clone());
                 std::thread::Builder::new()
                     .name("vload-metrics".into())
-                    .spawn(move || serve(&listener, &tally, &stop))
+                    .spawn(move || {
+                        crate::http::serve(&listener, &stop, &|head| answer(head, &tally));
+                    })
             })
             .transpose()?;
         let pusher = remote
@@ -180,100 +182,6 @@ fn own_cpu_s() -> f64 {
     };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
-/// Scrapers held at once; a newer one pushes out the oldest.
-const SCRAPERS: usize = 64;
-
-/// The whole of one scrape, the request's first byte to the answer's last: a scraper that
-/// trickles its request (or never reads the answer) is dropped then, and never holds up
-/// another scrape nor the exit, since every connection is served without blocking.
-const SCRAPE_BOUND: Duration = Duration::from_secs(2);
-
-/// One scraper's connection: its request so far, then the answer left to write.
-struct Scraper {
-    stream: TcpStream,
-    head: Vec<u8>,
-    answer: Option<(Vec<u8>, usize)>,
-    deadline: std::time::Instant,
-}
-
-/// Answers scrapes until `stop`: every connection non-blocking, served in turn, each
-/// within [`SCRAPE_BOUND`].
-fn serve(listener: &TcpListener, tally: &Mutex<Tally>, stop: &AtomicBool) {
-    let mut scrapers: Vec<Scraper> = Vec::new();
-    while !stop.load(Ordering::Relaxed) {
-        let mut moved = false;
-        while let Ok((stream, _)) = listener.accept() {
-            moved = true;
-            if stream.set_nonblocking(true).is_err() {
-                continue;
-            }
-            if scrapers.len() >= SCRAPERS {
-                scrapers.remove(0);
-            }
-            scrapers.push(Scraper {
-                stream,
-                head: Vec::new(),
-                answer: None,
-                deadline: std::time::Instant::now() + SCRAPE_BOUND,
-            });
-        }
-        let now = std::time::Instant::now();
-        scrapers.retain_mut(|s| {
-            let (keep, busy) = step(s, tally);
-            moved |= busy;
-            keep && now < s.deadline
-        });
-        if !moved {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-}
-
-/// Reads what a scraper sent, answers once its request is whole, writes what the socket
-/// takes: (whether to keep it, whether anything moved).
-fn step(s: &mut Scraper, tally: &Mutex<Tally>) -> (bool, bool) {
-    use std::io::{ErrorKind, Read as _, Write as _};
-    let mut moved = false;
-    if s.answer.is_none() {
-        let mut buf = [0u8; 2048];
-        loop {
-            match s.stream.read(&mut buf) {
-                Ok(0) => return (false, true),
-                Ok(n) => {
-                    moved = true;
-                    s.head.extend_from_slice(&buf[..n]);
-                    if s.head.len() > 16 * 1024 {
-                        return (false, true);
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return (false, true),
-            }
-        }
-        if !s.head.windows(4).any(|w| w == b"\r\n\r\n") {
-            return (true, moved);
-        }
-        s.answer = Some((answer(&String::from_utf8_lossy(&s.head), tally), 0));
-    }
-    let Some((bytes, at)) = &mut s.answer else {
-        return (true, moved);
-    };
-    while *at < bytes.len() {
-        match s.stream.write(&bytes[*at..]) {
-            Ok(0) => return (false, true),
-            Ok(n) => {
-                *at += n;
-                moved = true;
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return (true, moved),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return (false, true),
-        }
-    }
-    (false, true)
 }
 
 /// The answer to one request: `GET /metrics` (or `/`, or `HEAD`) gets the figures, another

@@ -211,6 +211,8 @@ impl SweepArgs {
                 metrics_listen: None,
                 metrics_remote_write: None,
                 metrics_linger: std::time::Duration::ZERO,
+                dashboard: None,
+                dashboard_linger: std::time::Duration::ZERO,
                 quiet: self.output.quiet,
                 brief: false,
                 fail_if: None,

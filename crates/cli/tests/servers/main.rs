@@ -5,6 +5,7 @@
 //! (counters that agree to the request, what a cache spares the origin) holds whatever else
 //! the machine does.
 
+mod browser;
 mod caches;
 mod common;
 mod prometheus;

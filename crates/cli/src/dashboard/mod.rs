@@ -1,0 +1,308 @@
+//! `--dashboard ADDR`: the attack live in a browser, and `vload plot --serve ADDR`.
+//!
+//! The page ([`PAGE`], self-contained: no script or font from elsewhere) asks `/live.json`
+//! every second and draws what it gets: each finished second's throughput, asked rate,
+//! latency percentiles, hit ratio (vload's and the server's) and server CPU, the ledger so
+//! far, the client's signals, and at the end the run file's own figures with the health word
+//! and a link to the final plot (`/plot`). The figures are the run file's intervals, as
+//! `--metrics-listen` serves them: at the end the page's totals are the run file's.
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use vload_engine::{Observer, Progress};
+use vload_schema::{Interval, RunFile};
+
+/// The live page.
+const PAGE: &str = include_str!("page.html");
+
+/// What the page is told.
+#[derive(Default)]
+struct Live {
+    /// One point a finished second.
+    points: Vec<Value>,
+    /// The measured window's counts so far.
+    ledger: Ledger,
+    /// The last second's client signals and the time since the start.
+    elapsed_s: f64,
+    planned_s: Option<f64>,
+    warmup: bool,
+    late_sends: u64,
+    /// Set once the run is over: its figures, as the run file has them.
+    done: Option<Value>,
+    /// The final plot, once the run is over.
+    plot: Option<String>,
+}
+
+/// The ledger of the measured window so far.
+#[derive(Default, Clone, Copy)]
+struct Ledger {
+    due: u64,
+    sent: u64,
+    ended: u64,
+    unsent: u64,
+    errors: u64,
+    hits: u64,
+    misses: u64,
+}
+
+/// The dashboard of one attack.
+pub(crate) struct Dashboard {
+    live: Arc<Mutex<Live>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    addr: SocketAddr,
+}
+
+impl Dashboard {
+    /// Listens on `addr` and serves the page from now on.
+    pub(crate) fn start(addr: SocketAddr) -> anyhow::Result<Dashboard> {
+        let live = Arc::new(Mutex::new(Live::default()));
+        let (stop, thread, addr) = listen(addr, "--dashboard", {
+            let live = live.clone();
+            move |head| answer(head, &live)
+        })?;
+        Ok(Dashboard {
+            live,
+            stop,
+            thread: Some(thread),
+            addr,
+        })
+    }
+
+    /// Where it listens.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The run is over: the page shows `run`'s own figures and links to its plot, for
+    /// `linger`, then the server stops.
+    pub(crate) fn finish(mut self, run: &RunFile, linger: Duration) {
+        let plot = vload_analyze::render::plot::html(&[("run".to_owned(), run.clone())]).ok();
+        if let Ok(mut live) = self.live.lock() {
+            live.done = Some(final_figures(run));
+            live.plot = plot;
+        }
+        std::thread::sleep(linger);
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `vload plot --serve ADDR`: serves `page` at `/` until the process ends.
+pub(crate) fn serve_page(addr: SocketAddr, page: String) -> anyhow::Result<SocketAddr> {
+    let (_stop, thread, addr) = listen(
+        addr,
+        "--serve",
+        move |head| match crate::http::request_line(head) {
+            ("GET", "/" | "/plot") => {
+                crate::http::response("200 OK", "text/html; charset=utf-8", page.as_bytes())
+            }
+            ("GET", "/favicon.ico") => no_icon(),
+            _ => not_found(),
+        },
+    )?;
+    // The server thread runs until the process ends (Ctrl-C).
+    drop(thread);
+    Ok(addr)
+}
+
+type Served = (Arc<AtomicBool>, std::thread::JoinHandle<()>, SocketAddr);
+
+/// Binds `addr` (for the flag `flag`) and serves `answer` on a thread of its own.
+fn listen(
+    addr: SocketAddr,
+    flag: &str,
+    answer: impl Fn(&str) -> Vec<u8> + Send + 'static,
+) -> anyhow::Result<Served> {
+    let listener = TcpListener::bind(addr).with_context(|| {
+        format!("{flag} {addr}: cannot listen there (in use, or not this machine's address)")
+    })?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread = std::thread::Builder::new()
+        .name("vload-dashboard".into())
+        .spawn({
+            let stop = stop.clone();
+            move || crate::http::serve(&listener, &stop, &answer)
+        })?;
+    Ok((stop, thread, addr))
+}
+
+/// A browser's own request for an icon: none, and no error in its console.
+fn no_icon() -> Vec<u8> {
+    b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec()
+}
+
+fn not_found() -> Vec<u8> {
+    crate::http::response(
+        "404 Not Found",
+        "text/plain",
+        b"not found: the page is at /, its figures at /live.json\n",
+    )
+}
+
+/// The answer to one request of the page.
+fn answer(head: &str, live: &Mutex<Live>) -> Vec<u8> {
+    let Ok(live) = live.lock() else {
+        return not_found();
+    };
+    match crate::http::request_line(head) {
+        ("GET", "/") => {
+            crate::http::response("200 OK", "text/html; charset=utf-8", PAGE.as_bytes())
+        }
+        ("GET", "/live.json") => {
+            let body = json!({
+                "points": live.points,
+                "ledger": {
+                    "due": live.ledger.due,
+                    "sent": live.ledger.sent,
+                    "ended": live.ledger.ended,
+                    "unsent": live.ledger.unsent,
+                    "errors": live.ledger.errors,
+                    "hits": live.ledger.hits,
+                    "misses": live.ledger.misses,
+                },
+                "elapsed_s": live.elapsed_s,
+                "planned_s": live.planned_s,
+                "warmup": live.warmup,
+                "late_sends": live.late_sends,
+                "done": live.done,
+            });
+            crate::http::response("200 OK", "application/json", body.to_string().as_bytes())
+        }
+        ("GET", "/favicon.ico") => no_icon(),
+        ("GET", "/plot") => match &live.plot {
+            Some(plot) => {
+                crate::http::response("200 OK", "text/html; charset=utf-8", plot.as_bytes())
+            }
+            None => crate::http::response(
+                "404 Not Found",
+                "text/plain",
+                b"the plot is made when the run ends\n",
+            ),
+        },
+        _ => not_found(),
+    }
+}
+
+impl Observer for Dashboard {
+    fn on_interval(&mut self, p: &Progress) {
+        if let Ok(mut live) = self.live.lock() {
+            live.elapsed_s = p.elapsed.as_secs_f64();
+            live.planned_s = p.planned.map(|d| d.as_secs_f64());
+            live.warmup = p.warmup;
+            if !p.warmup {
+                live.late_sends += p.client.late_sends;
+            }
+        }
+    }
+
+    fn on_record(&mut self, interval: &Interval) {
+        let Ok(mut live) = self.live.lock() else {
+            return;
+        };
+        if !interval.warmup {
+            let errors: u64 = interval.errors.values().sum();
+            let l = &mut live.ledger;
+            l.due += interval.intended;
+            l.sent += interval.sent;
+            l.ended += interval.completed;
+            l.unsent += interval.unsent;
+            l.errors += errors;
+            l.hits += interval.hits;
+            l.misses += interval.misses;
+        }
+        live.points.push(point(interval));
+    }
+}
+
+/// One second's point.
+fn point(i: &Interval) -> Value {
+    let seconds = i.duration_s.max(1e-9);
+    let quantile = |q: f64| -> Option<u64> {
+        let h = i.latency.histogram.decode().ok()?;
+        (!h.is_empty()).then(|| i.latency.moments.clamp(h.value_at_quantile(q)))
+    };
+    let classified = i.hits + i.misses;
+    json!({
+        "t": i.start_s,
+        "warmup": i.warmup,
+        "throughput": (i.status_classes.s2xx + i.status_classes.s3xx) as f64 / seconds,
+        "completed": i.completed,
+        "asked": i.intended as f64 / seconds,
+        "errors": i.errors.values().sum::<u64>(),
+        "p50_ns": quantile(0.5),
+        "p90_ns": quantile(0.9),
+        "p99_ns": quantile(0.99),
+        "hit_ratio": (classified > 0).then(|| i.hits as f64 / classified as f64),
+        "server_hit_ratio": i.server.as_ref().and_then(vload_schema::CommonCounters::hit_ratio),
+        "server_cores": i.server_cpu_s.map(|cpu| cpu / seconds),
+    })
+}
+
+/// The run file's own figures, for the page's last look.
+fn final_figures(run: &RunFile) -> Value {
+    let t = &run.totals;
+    let seconds = run.window.measured_s + run.window.wait_s;
+    let primary = run.latency.primary();
+    let quantile = |q: f64| -> Option<u64> {
+        let h = primary.histogram.decode().ok()?;
+        (!h.is_empty()).then(|| primary.moments.clamp(h.value_at_quantile(q)))
+    };
+    let phase = |r: &Option<vload_schema::LatencyRecord>| {
+        r.as_ref().and_then(|r| {
+            let h = r.histogram.decode().ok()?;
+            (!h.is_empty()).then(|| r.moments.clamp(h.value_at_quantile(0.5)))
+        })
+    };
+    let classified = run.cache.hit + run.cache.miss;
+    json!({
+        "requests": t.completed,
+        "due": t.intended,
+        "sent": t.sent,
+        "errors": t.error_count(),
+        "throughput": if seconds > 0.0 { t.successes(&run.plan) as f64 / seconds } else { 0.0 },
+        "p50_ns": quantile(0.5),
+        "p99_ns": quantile(0.99),
+        "first_byte_p50_ns": phase(&run.latency.first_byte),
+        "transfer_p50_ns": phase(&run.latency.transfer),
+        "hit_ratio": (classified > 0).then(|| run.cache.hit as f64 / classified as f64),
+        "health": run.client_health.verdict.word(),
+        "interrupted": run.interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str, live: &Mutex<Live>) -> String {
+        String::from_utf8(answer(&format!("GET {path} HTTP/1.1\r\n\r\n"), live)).unwrap()
+    }
+
+    #[test]
+    fn the_page_its_figures_and_nothing_else_are_served() {
+        let live = Mutex::new(Live::default());
+        assert!(get("/", &live).contains("<title>vload live</title>"));
+        let figures = get("/live.json", &live);
+        let body = figures.split("\r\n\r\n").nth(1).unwrap();
+        let json: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(json["done"], Value::Null);
+        assert!(
+            get("/plot", &live).starts_with("HTTP/1.1 404"),
+            "no plot before the end"
+        );
+        assert!(get("/favicon.ico", &live).starts_with("HTTP/1.1 204"));
+        assert!(get("/etc/passwd", &live).starts_with("HTTP/1.1 404"));
+        let post = String::from_utf8(answer("POST / HTTP/1.1\r\n\r\n", &live)).unwrap();
+        assert!(post.starts_with("HTTP/1.1 404"), "{post}");
+    }
+}
