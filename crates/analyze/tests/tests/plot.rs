@@ -191,7 +191,8 @@ fn runs_grouped_by_label_get_a_colour_each_a_median_and_a_compare_view() {
         .collect();
     assert!(entries.iter().all(|e| !e.contains(".json")), "{entries:?}");
     assert!(entries.len() <= 2 * 3 + 1, "{entries:?}");
-    // The compare view: five dots a label, and a median bar, in each of its charts.
+    // The compare view: five dots a label, and a median bar, in each of its charts (p50,
+    // p99, throughput, and the hit ratio, as these runs classified their responses).
     let dots = |label: &str| {
         doc.descendants()
             .filter(|n| {
@@ -199,13 +200,13 @@ fn runs_grouped_by_label_get_a_colour_each_a_median_and_a_compare_view() {
             })
             .count()
     };
-    assert_eq!(dots("x86_64"), 3 * 5);
-    assert_eq!(dots("aarch64"), 3 * 5);
+    assert_eq!(dots("x86_64"), 4 * 5);
+    assert_eq!(dots("aarch64"), 4 * 5);
     let medians = doc
         .descendants()
         .filter(|n| n.attribute("class") == Some("median"))
         .count();
-    assert_eq!(medians, 3 * 2);
+    assert_eq!(medians, 4 * 2);
 }
 
 /// See #35: a constant-rate run drew no line for the rate asked and no warm-up; a plan with
@@ -286,6 +287,8 @@ fn the_servers_side_is_drawn_over_time_when_a_run_has_it() {
             interval.misses = n - interval.hits;
             interval.server_cpu_s = Some(cpu * interval.duration_s);
         }
+        run.cache.hit = run.intervals.iter().map(|i| i.hits).sum();
+        run.cache.miss = run.intervals.iter().map(|i| i.misses).sum();
         run
     };
     let runs: Vec<(String, vload_schema::RunFile)> = [
@@ -309,6 +312,9 @@ fn the_servers_side_is_drawn_over_time_when_a_run_has_it() {
         "Hit ratio over time",
         "Server CPU over time",
         "Server CPU per request",
+        // #48: beside each run's p50, p99 and throughput, the hit ratio that decides a cache
+        // comparison (and the server's CPU a request, for runs that watched it).
+        "Each run's hit ratio by group",
     ] {
         assert!(
             headings.iter().any(|h| h.starts_with(title)),
@@ -330,4 +336,53 @@ fn the_servers_side_is_drawn_over_time_when_a_run_has_it() {
     let plain = vec![("a".to_owned(), run)];
     let page = vload_analyze::render::plot::html(&plain).unwrap();
     assert!(!page.contains("Hit ratio over time") && !page.contains("Server CPU"));
+}
+
+/// #48: a stepped plan's knee put the throughput achieved on x, so at overload (the server
+/// doing less than asked) its line folded back on itself, unlabelled. The rate asked is x,
+/// and a stage that fell behind is marked, saying both rates.
+#[test]
+fn a_stepped_plans_knee_goes_by_the_rate_asked_and_marks_a_stage_that_fell_behind() {
+    let mut run = synthetic("steps", 8, 500, 250_000.0, 4);
+    let mut stages = Vec::new();
+    for (i, (asked, achieved)) in [(500.0, 500.0), (1_000.0, 990.0), (2_000.0, 800.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut stage = vload_analyze::sweep::step_record(&run, i as u32, 2.0 * i as f64, &[]);
+        (stage.from_rate_per_s, stage.to_rate_per_s) = (asked, asked);
+        stage.throughput_per_s = achieved;
+        stages.push(stage);
+    }
+    run.stages = stages;
+    let page = vload_analyze::render::plot::html(&[("steps".to_owned(), run)]).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("well-formed");
+    let knee = doc
+        .descendants()
+        .find(|n| {
+            n.attribute("data-series") == Some("steps p50")
+                && n.parent()
+                    .and_then(|g| g.parent())
+                    .and_then(|svg| svg.attribute("aria-label"))
+                    .is_some_and(|t| t.starts_with("Latency against the rate asked"))
+        })
+        .expect("the knee's p50 line, against the rate asked");
+    let xs: Vec<f64> = knee
+        .attribute("points")
+        .unwrap()
+        .split(' ')
+        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        xs.len() == 3 && xs.windows(2).all(|w| w[0] < w[1]),
+        "{xs:?}"
+    );
+    let behind: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("mark fell behind"))
+        .filter_map(|n| n.children().find(|c| c.has_tag_name("title")))
+        .filter_map(|t| t.text().map(str::to_owned))
+        .collect();
+    assert_eq!(behind, ["steps: asked 2,000/s, achieved 800/s: overload"]);
 }

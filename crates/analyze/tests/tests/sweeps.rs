@@ -444,3 +444,42 @@ fn a_busy_machine_stops_a_step_only_when_it_changed_the_offer() {
         "{short:?}"
     );
 }
+
+/// #48: a sweep of one rate drew its SLO and its p50 as lines of zero length: nothing.
+#[test]
+fn a_sweep_of_one_rate_draws_its_point_and_its_slo() {
+    let runs = vec![("one".to_owned(), sweep("one", &[1_000], 2_500, 200_000.0))];
+    let page = vload_analyze::render::plot::html(&runs).unwrap();
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    let doc = roxmltree::Document::parse(xml).expect("well-formed");
+    let slo = doc
+        .descendants()
+        .find(|n| n.attribute("data-series") == Some("one SLO p99<10.00 ms"))
+        .expect("the SLO line");
+    let xs: Vec<f64> = slo
+        .attribute("points")
+        .unwrap()
+        .split(' ')
+        .map(|p| p.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert!(xs.len() == 2 && xs[1] - xs[0] > 10.0, "{xs:?}");
+    // The p50's one point is drawn as a dot (the hover ring is transparent).
+    let line = doc
+        .descendants()
+        .find(|n| {
+            n.attribute("data-series") == Some("one p50")
+                && n.parent()
+                    .and_then(|g| g.parent())
+                    .and_then(|svg| svg.attribute("aria-label"))
+                    .is_some_and(|t| t.starts_with("Latency against the rate asked"))
+        })
+        .expect("the knee's p50 line");
+    let dots = line
+        .next_siblings()
+        .skip(1)
+        .filter(|n| n.is_element())
+        .take_while(|n| n.has_tag_name("circle"))
+        .filter(|n| n.attribute("r") == Some("2.5"))
+        .count();
+    assert!(dots >= 1, "no dot for the one point of p50");
+}

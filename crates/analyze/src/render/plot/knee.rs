@@ -44,7 +44,8 @@ pub(super) fn knee_chart(
                     dash,
                     knees[i][q].clone(),
                 );
-                line.dots = !sweep;
+                // A line of one point is not seen: its point is drawn.
+                line.dots = !sweep || knees[i][q].len() == 1;
                 line.thin = !single;
                 line.group = grouped.then(|| group.name.clone());
                 series.push(line);
@@ -65,6 +66,8 @@ pub(super) fn knee_chart(
     let mut extras = Extras::default();
     if sweep {
         sweep_extras(groups, runs, &knees, &mut series, &mut extras);
+    } else {
+        fell_behind(groups, runs, &mut extras);
     }
     let (title, x_label) = if sweep {
         (
@@ -73,8 +76,8 @@ pub(super) fn knee_chart(
         )
     } else {
         (
-            "Latency against throughput achieved, one point a constant stage: p50, p99 (dashed), p99.9 (dotted)",
-            "throughput achieved (successful responses per second)",
+            "Latency against the rate asked, one point a constant stage: p50, p99 (dashed), p99.9 (dotted); crosses: stages whose throughput fell over 5% behind the rate asked (overload)",
+            "rate asked (requests per second)",
         )
     };
     let x = Axis {
@@ -86,9 +89,11 @@ pub(super) fn knee_chart(
 }
 
 /// Each run's knee: p50, p99 and p99.9 (where it has samples enough) of its constant
-/// stages, in rising rate. A sweep's points sit at the rate asked, and a rate tried twice
-/// keeps its last try (a retry replaces the one before); a plan's sit at the throughput
-/// achieved, and a ramp is no point (its mean rate would be drawn as a rate it never held).
+/// stages, in rising rate asked. A sweep's rate tried twice keeps its last try (a retry
+/// replaces the one before); a ramp is no point (its mean rate would be drawn as a rate it
+/// never held). The rate asked, not the throughput achieved, is x: at overload the throughput
+/// falls behind the rate and a line drawn against it folded back on itself, unexplained;
+/// a stage that fell behind is marked instead ([`fell_behind`]).
 fn knee(run: &RunSeries, sweep: bool) -> [Vec<(f64, f64)>; 3] {
     let mut stages: Vec<&StageSummary> = constant_stages(run);
     if sweep {
@@ -103,16 +108,38 @@ fn knee(run: &RunSeries, sweep: bool) -> [Vec<(f64, f64)>; 3] {
     ["p50", "p99", "p99.9"].map(|q| {
         stages
             .iter()
-            .filter_map(|s| {
-                let x = if sweep {
-                    s.to_rate_per_s
-                } else {
-                    s.throughput_per_s
-                };
-                Some((x, ms(s.latency.quantile(q)? as f64)))
-            })
+            .filter_map(|s| Some((s.to_rate_per_s, ms(s.latency.quantile(q)? as f64))))
             .collect()
     })
+}
+
+/// A plan's stages whose throughput fell more than 5% behind the rate asked: a cross on
+/// their p50, saying both rates.
+fn fell_behind(groups: &[Group], runs: &[RunSeries], extras: &mut Extras) {
+    for group in groups {
+        for &i in &group.members {
+            for stage in constant_stages(&runs[i]) {
+                let Some(p50) = stage.latency.quantile("p50") else {
+                    continue;
+                };
+                if stage.throughput_per_s >= 0.95 * stage.to_rate_per_s {
+                    continue;
+                }
+                extras.marks.push(Mark {
+                    at: (stage.to_rate_per_s, ms(p50 as f64)),
+                    shape: Shape::Cross,
+                    color: group.color.clone(),
+                    title: format!(
+                        "{}: asked {}/s, achieved {}/s: overload",
+                        runs[i].name,
+                        fmt_plain(stage.to_rate_per_s),
+                        fmt_plain(stage.throughput_per_s)
+                    ),
+                    outcome: "fell behind",
+                });
+            }
+        }
+    }
 }
 
 /// The measured stages that held one rate throughout.
@@ -174,6 +201,12 @@ fn sweep_extras(
             }
             if !slo_drawn && span.0.is_finite() {
                 slo_drawn = true;
+                // A sweep of one rate: the SLO line spans a tenth either side of it.
+                let span = if span.1 - span.0 < 1e-9 {
+                    (span.0 * 0.9, span.1 * 1.1)
+                } else {
+                    span
+                };
                 for term in record
                     .slo
                     .iter()

@@ -320,6 +320,40 @@ fn compare_view(groups: &[Group], series: &[RunSeries], latency: &Axis) -> Strin
         &per_second("successful responses per second"),
         &strips(&|s| Some(s.summary.throughput_per_s)),
     ));
+    // The two that decide a cache comparison, when the runs have them.
+    let cpu = strips(&|s| {
+        let ns = s.summary.server.as_ref()?.cpu_per_request_ns?;
+        Some(ns / 1e3)
+    });
+    if cpu.iter().any(|g| !g.values.is_empty()) {
+        let axis = Axis {
+            label: "server CPU per request (µs; lower is better)",
+            scale: Scale::Linear,
+            format: fmt_plain,
+        };
+        out.push_str(&strip(
+            "Each run's server CPU per request by group (bar: the group's median)",
+            &axis,
+            &cpu,
+        ));
+    }
+    let hits = strips(&|s| {
+        let c = &s.summary.cache;
+        let classified = c.hit + c.miss;
+        (classified > 0).then(|| 100.0 * c.hit as f64 / classified as f64)
+    });
+    if hits.iter().any(|g| !g.values.is_empty()) {
+        let axis = Axis {
+            label: "hit ratio, % of classified responses",
+            scale: Scale::Linear,
+            format: fmt_plain,
+        };
+        out.push_str(&strip(
+            "Each run's hit ratio by group (bar: the group's median)",
+            &axis,
+            &hits,
+        ));
+    }
     out
 }
 
