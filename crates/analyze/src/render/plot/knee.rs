@@ -113,6 +113,35 @@ fn knee(run: &RunSeries, sweep: bool) -> [Vec<(f64, f64)>; 3] {
     })
 }
 
+/// A sweep's SLO terms on latency, each a line across the rates drawn (a tenth either side
+/// of the one rate of a sweep of one).
+fn slo_lines(
+    group: &Group,
+    record: &vload_schema::SweepRecord,
+    span: (f64, f64),
+    series: &mut Vec<Series>,
+) {
+    let span = if span.1 - span.0 < 1e-9 {
+        (span.0 * 0.9, span.1 * 1.1)
+    } else {
+        span
+    };
+    for term in record
+        .slo
+        .iter()
+        .filter(|t| crate::slo::quantile_of(t.metric).is_some())
+    {
+        let mut line = Series::new(
+            format!("{} SLO {}", group.name, crate::slo::term_text(term)),
+            "#777777".to_owned(),
+            "10 3 2 3",
+            vec![(span.0, ms(term.limit)), (span.1, ms(term.limit))],
+        );
+        line.group = Some(group.name.clone());
+        series.push(line);
+    }
+}
+
 /// A plan's stages whose throughput fell more than 5% behind the rate asked: a cross on
 /// their p50, saying both rates.
 fn fell_behind(groups: &[Group], runs: &[RunSeries], extras: &mut Extras) {
@@ -201,26 +230,7 @@ fn sweep_extras(
             }
             if !slo_drawn && span.0.is_finite() {
                 slo_drawn = true;
-                // A sweep of one rate: the SLO line spans a tenth either side of it.
-                let span = if span.1 - span.0 < 1e-9 {
-                    (span.0 * 0.9, span.1 * 1.1)
-                } else {
-                    span
-                };
-                for term in record
-                    .slo
-                    .iter()
-                    .filter(|t| crate::slo::quantile_of(t.metric).is_some())
-                {
-                    let mut line = Series::new(
-                        format!("{} SLO {}", group.name, crate::slo::term_text(term)),
-                        "#777777".to_owned(),
-                        "10 3 2 3",
-                        vec![(span.0, ms(term.limit)), (span.1, ms(term.limit))],
-                    );
-                    line.group = Some(group.name.clone());
-                    series.push(line);
-                }
+                slo_lines(group, record, span, series);
             }
             if sweeps <= MAX_BRACKETS {
                 extras.bands.extend(bracket(&run.name, record, sweeps > 1));
