@@ -73,7 +73,11 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
                 end,
             ),
         ),
-        totals: totals(t, open, errors(&c), backlog),
+        totals: Totals {
+            // hyper's clients do not say what they read.
+            wire_bytes_in: plan.protocol.counts_wire().then_some(t.wire_in),
+            ..totals(t, open, errors(&c), backlog)
+        },
         latency: latency(t, open),
         cache: CacheCounts {
             hit: t.cache[0],
@@ -183,6 +187,7 @@ fn totals(
         errors,
         bytes_in: t.bytes_in,
         bytes_out: t.bytes_out,
+        wire_bytes_in: None,
         connections_opened: t.connections_opened,
         late_sends: t.late_sends,
         backlog,

@@ -220,6 +220,13 @@ impl Protocol {
         }
     }
 
+    /// True when its client counts the bytes it reads (vload's own; hyper's do not say).
+    pub(crate) fn counts_wire(self) -> bool {
+        match self {
+            Protocol::Http1 { client } | Protocol::Http2 { client, .. } => client == Client::Lean,
+        }
+    }
+
     /// True when a connection carries several requests at once, each failing on its own
     /// (HTTP/2's streams); the run file then records the streams.
     pub fn is_multiplexed(self) -> bool {

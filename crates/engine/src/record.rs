@@ -163,6 +163,8 @@ pub(crate) struct IntervalStats {
     pub(crate) errors: [u64; ERROR_KINDS.len()],
     pub(crate) bytes_in: u64,
     pub(crate) bytes_out: u64,
+    /// Bytes read off the connections (heads and framing included).
+    pub(crate) wire_in: u64,
     pub(crate) connections_opened: u64,
     pub(crate) in_flight: u64,
     pub(crate) late_sends: u64,
@@ -301,6 +303,7 @@ impl IntervalStats {
             errors: [0; ERROR_KINDS.len()],
             bytes_in: 0,
             bytes_out: 0,
+            wire_in: 0,
             connections_opened: 0,
             in_flight: 0,
             late_sends: 0,
@@ -349,6 +352,7 @@ impl IntervalStats {
         }
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
+        self.wire_in += other.wire_in;
         self.connections_opened += other.connections_opened;
         self.in_flight += other.in_flight;
         self.late_sends += other.late_sends;

@@ -205,6 +205,11 @@ pub struct Totals {
     pub bytes_in: u64,
     /// Request body bytes sent.
     pub bytes_out: u64,
+    /// Bytes read off the connections for the window's requests: heads, chunk framing and
+    /// HTTP/2 frames included (what wrk counts as read, its Transfer/sec). Counted by vload's
+    /// own clients; absent with hyper's, and in files before 0.1.0's #48.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire_bytes_in: Option<u64>,
     /// TCP connections opened (successful connects).
     pub connections_opened: u64,
     /// Open loop: requests whose dispatch lag exceeded 1 ms (the client fell behind its schedule).

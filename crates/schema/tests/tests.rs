@@ -101,6 +101,7 @@ mod golden {
                 errors,
                 bytes_in: 44,
                 bytes_out: 0,
+                wire_bytes_in: None,
                 connections_opened: 2,
                 late_sends: 0,
                 backlog: 0,

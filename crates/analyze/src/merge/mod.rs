@@ -275,6 +275,8 @@ fn zero_totals() -> vload_schema::Totals {
         errors: BTreeMap::new(),
         bytes_in: 0,
         bytes_out: 0,
+        // Known for the merge only when every part counted it.
+        wire_bytes_in: Some(0),
         connections_opened: 0,
         late_sends: 0,
         backlog: 0,
@@ -307,6 +309,10 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
     }
     add(&mut into.bytes_in, t.bytes_in);
     add(&mut into.bytes_out, t.bytes_out);
+    into.wire_bytes_in = into
+        .wire_bytes_in
+        .zip(t.wire_bytes_in)
+        .map(|(a, b)| a.saturating_add(b));
     add(&mut into.connections_opened, t.connections_opened);
     add(&mut into.late_sends, t.late_sends);
     add(&mut into.backlog, t.backlog);

@@ -49,8 +49,18 @@ fn wrk_layout_has_wrks_lines() {
     ] {
         assert!(text.contains(needle), "missing {needle}:\n{text}");
     }
-    // The connections opened, not an open loop's cap of 10,000.
+    // #48: Transfer/sec counts what wrk counts, heads included, when the client counted it;
+    // a file that knows only the bodies says so.
     let mut run = run;
+    run.totals.wire_bytes_in = None;
+    let text = vload_analyze::render::report::wrk::render(&run).unwrap();
+    assert!(text.contains("(bodies only"), "{text}");
+    run.totals.wire_bytes_in = Some(run.totals.bytes_in + 1_000_000 * 5);
+    let text = vload_analyze::render::report::wrk::render(&run).unwrap();
+    assert!(!text.contains("(bodies only"), "{text}");
+    let expected = format!("Transfer/sec: {:>10}", "");
+    assert!(text.contains(expected.trim_end()), "{text}");
+    // The connections opened, not an open loop's cap of 10,000.
     run.totals.connections_opened = 7;
     let text = vload_analyze::render::report::wrk::render(&run).unwrap();
     assert!(text.contains(" threads and 7 connections"), "{text}");

@@ -33,6 +33,8 @@ pub(crate) struct H1Conn {
     stray: usize,
     /// When the last response began to arrive, if a read left it incomplete.
     first_byte: Option<std::time::Instant>,
+    /// Bytes read since they were last counted.
+    wire: u64,
 }
 
 impl H1Conn {
@@ -47,6 +49,7 @@ impl H1Conn {
             written: 0,
             stray: 0,
             first_byte: None,
+            wire: 0,
         }
     }
 
@@ -65,6 +68,7 @@ impl H1Conn {
                 // End of stream, an error, or unsolicited bytes: done with it either way.
                 if result.is_ok() {
                     self.stray += read.filled().len();
+                    self.wire += read.filled().len() as u64;
                 }
                 self.closed = true;
                 true
@@ -77,6 +81,7 @@ impl H1Conn {
         let room = make_room(&mut self.buf, &mut self.start, &mut self.end);
         let n = self.io.read(&mut self.buf[self.end..]).await?;
         self.end += n;
+        self.wire += n as u64;
         grow_if_filled(&mut self.buf, n, room);
         Ok(n)
     }
@@ -183,6 +188,7 @@ impl Link for H1Conn {
             written: std::mem::take(&mut self.written),
             stray: std::mem::take(&mut self.stray),
             first_byte: self.first_byte.take(),
+            wire: std::mem::take(&mut self.wire),
         }
     }
 }

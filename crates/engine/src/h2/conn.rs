@@ -185,12 +185,14 @@ impl Link for H2Conn {
 
     fn take_counts(&mut self) -> Counts {
         let mut shared = self.shared.borrow_mut();
+        let wire = std::mem::take(&mut shared.wire);
         let slot = &mut shared.slots[self.slot];
         Counts {
             received: std::mem::take(&mut slot.received),
             written: std::mem::take(&mut slot.written),
             stray: 0,
             first_byte: slot.first_byte.take(),
+            wire,
         }
     }
 }
@@ -395,6 +397,7 @@ impl Input {
                 }
                 Poll::Ready(Ok(())) => {
                     self.len += read.filled().len();
+                    s.wire += read.filled().len() as u64;
                     self.start += s.process(&self.buf[self.start..self.len]);
                     if self.start == self.len {
                         (self.start, self.len) = (0, 0);

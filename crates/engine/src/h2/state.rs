@@ -60,6 +60,8 @@ pub(super) struct Shared {
     /// When the bytes being processed were read, taken at the first response head that
     /// needs it.
     pub(super) read_at: Option<std::time::Instant>,
+    /// Bytes read off the connection since a handle last counted them.
+    pub(super) wire: u64,
 }
 
 #[derive(Default)]
@@ -149,6 +151,7 @@ impl Shared {
             partial_block: Vec::new(),
             head: HeadFields::default(),
             read_at: None,
+            wire: 0,
         }
     }
 

@@ -91,6 +91,9 @@ pub(crate) struct Ended {
     pub(crate) survives: bool,
     /// When the response began to arrive, if a read left it incomplete (`None`: at `done`).
     pub(crate) first_byte: Option<Instant>,
+    /// Bytes read off the connection since the last exchange ended, counted in this one's
+    /// window.
+    pub(crate) wire: u64,
 }
 
 /// A rate plan's stages, for recording each request in its own.
@@ -243,9 +246,13 @@ impl Recorder {
             last_on_connection,
             survives,
             first_byte,
+            wire,
         } = ended;
         self.books.end(job);
         self.books.wrote(job, written);
+        if wire > 0 {
+            self.books.of(job).wire_in += wire;
+        }
         let after_failure = if survives {
             Flow::KeepAlive
         } else {

@@ -127,6 +127,7 @@ impl Link for Hyper1 {
             written: self.counts.1.take(),
             stray: 0,
             first_byte: self.counts.2.take(),
+            wire: 0,
         }
     }
 }
@@ -186,6 +187,7 @@ impl Link for Hyper2 {
             written: self.counts.1.take(),
             stray: 0,
             first_byte: self.counts.2.take(),
+            wire: 0,
         }
     }
 }

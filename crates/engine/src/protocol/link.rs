@@ -87,6 +87,8 @@ pub(crate) struct Counts {
     /// Bytes the server sent unasked after a complete response (the connection is closed
     /// for them).
     pub(crate) stray: usize,
+    /// Bytes read off the connection (heads and framing included), whatever they were.
+    pub(crate) wire: u64,
     /// When the last exchange's response began to arrive, when a read left it incomplete
     /// (`None`: it came whole, its first byte is its end).
     pub(crate) first_byte: Option<std::time::Instant>,

@@ -74,6 +74,8 @@ pub(crate) struct Exchanged {
     pub(crate) survives: bool,
     /// When the response began to arrive, if a read left it incomplete.
     pub(crate) first_byte: Option<Instant>,
+    /// Bytes read off the connection since the last exchange ended (heads and framing).
+    pub(crate) wire: u64,
 }
 
 /// One lane (see the module's docs).
@@ -274,6 +276,7 @@ impl Lane {
             last_on_connection: last,
             survives: exchanged.survives,
             first_byte: exchanged.first_byte,
+            wire: exchanged.wire,
         };
         let flow = core.recorder.end(&job, result, ended);
         if flow == Flow::KeepAlive && reusable {

@@ -107,3 +107,43 @@ fn the_metric_read_is_the_plans() {
     assert!(run.latency.origin.is_none(), "the origin sends app, not db");
     assert_eq!(run.latency.first_byte.as_ref().unwrap().moments.n, 2);
 }
+
+/// #48: the bytes read off the connections, heads and framing included (wrk's "read", its
+/// Transfer/sec), beside the bodies: counted by vload's own clients, on both drivers and
+/// over HTTP/2; not claimed for hyper's, which do not say.
+#[test]
+fn the_bytes_read_count_heads_and_framing_with_vloads_clients() {
+    let n = 200u64;
+    for (protocol, driver) in [
+        (Protocol::default(), vload_engine::Driver::Auto),
+        (Protocol::default(), vload_engine::Driver::Tokio),
+        (
+            Protocol::Http2 {
+                streams: 4,
+                client: Client::Lean,
+            },
+            vload_engine::Driver::Auto,
+        ),
+    ] {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/?size=1000", closed(2), count(n));
+        (p.protocol, p.driver) = (protocol, driver);
+        let run = attack(p);
+        let t = &run.totals;
+        assert_eq!((t.completed, t.bytes_in), (n, n * 1_000), "{protocol:?}");
+        let wire = t.wire_bytes_in.expect("counted");
+        // Each response's head (or HEADERS and DATA frames) is tens of bytes at least, and
+        // not hundreds more than vload-origin's few headers.
+        let over = wire - t.bytes_in;
+        assert!(
+            (n * 20..=n * 400).contains(&over),
+            "{protocol:?} {driver:?}: {over} bytes beyond the bodies for {n} responses"
+        );
+    }
+    let origin = origin();
+    let mut p = plan(origin.addr(), "/", closed(1), count(10));
+    p.protocol = Protocol::Http1 {
+        client: Client::Hyper,
+    };
+    assert_eq!(attack(p).totals.wire_bytes_in, None);
+}

@@ -112,13 +112,25 @@ fn thread_stats(out: &mut String, run: &RunFile, h: &hdrhistogram::Histogram<u64
 /// The closing lines: requests, errors, non-2xx, rates.
 fn totals(out: &mut String, run: &RunFile, seconds: f64) {
     let per_second = |n: f64| if seconds > 0.0 { n / seconds } else { 0.0 };
+    // What wrk counts as read: every byte off the socket, heads included. Files of hyper's
+    // clients (and older ones) know the bodies only, and say so.
+    let (read, bodies_only) = match run.totals.wire_bytes_in {
+        Some(wire) => (wire, false),
+        None => (run.totals.bytes_in, true),
+    };
     let _ = writeln!(
         out,
         "  {} requests in {:.2}s, {} read",
         run.totals.completed,
         seconds,
-        wrk_bytes(run.totals.bytes_in as f64)
+        wrk_bytes(read as f64)
     );
+    if bodies_only {
+        let _ = writeln!(
+            out,
+            "  (bodies only: this run's client did not count the heads it read)"
+        );
+    }
     let errors = run.totals.error_count();
     if errors > 0 {
         let _ = writeln!(
@@ -144,7 +156,7 @@ fn totals(out: &mut String, run: &RunFile, seconds: f64) {
     let _ = writeln!(
         out,
         "Transfer/sec: {:>10}",
-        wrk_bytes(per_second(run.totals.bytes_in as f64))
+        wrk_bytes(per_second(read as f64))
     );
 }
 

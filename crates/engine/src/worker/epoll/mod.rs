@@ -68,6 +68,9 @@ struct Direct<'c> {
     pool: Pool,
     /// The clock as the last response read it.
     last_done: Instant,
+    /// Bytes read off any connection since an exchange last ended: counted with the next
+    /// one to end (a total, not a slot's: a slot is kept small).
+    wire: u64,
     /// The attack's own request.
     own: Wire,
     addr: SockAddr,
@@ -145,6 +148,7 @@ impl<'c> Direct<'c> {
             slots: Vec::with_capacity(lanes),
             pool: Pool::default(),
             last_done: Instant::now(),
+            wire: 0,
             own: core.workload.own_wire(),
             addr: core.plan.connect_to.into(),
             epoll,
@@ -255,10 +259,14 @@ impl<'c> Direct<'c> {
                 }
                 self.write(i)
             }
-            Phase::Exchange { .. } => match slot.read() {
-                Read::More => Act::Nothing,
-                Read::Done(result, first_byte) => self.finish(i, Some(result), first_byte),
-            },
+            Phase::Exchange { .. } => {
+                let (read, n) = slot.read();
+                self.wire += n as u64;
+                match read {
+                    Read::More => Act::Nothing,
+                    Read::Done(result, first_byte) => self.finish(i, Some(result), first_byte),
+                }
+            }
             Phase::Idle(_) => {
                 // The server closed an idle connection (an idle timeout), or sent what
                 // nobody asked for: done with it either way, as the tokio pool is; bytes
@@ -297,6 +305,7 @@ impl<'c> Direct<'c> {
             written: settled.written,
             survives: false,
             first_byte,
+            wire: std::mem::take(&mut self.wire),
         };
         slot.lane
             .ended(self.core, done, result, exchanged, settled.usable)

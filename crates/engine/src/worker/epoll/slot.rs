@@ -254,17 +254,18 @@ impl Slot {
             })
     }
 
-    /// Reads what the connection has and decodes it.
-    pub(super) fn read(&mut self) -> Read {
+    /// Reads what the connection has and decodes it; with the bytes read.
+    pub(super) fn read(&mut self) -> (Read, usize) {
         let Some(fd) = self.socket.as_ref().map(Socket::as_raw_fd) else {
-            return Read::More;
+            return (Read::More, 0);
         };
         // Nothing of the response came before this read.
         let fresh = self.start == self.end && self.decoder.is_fresh();
         let room = make_room(&mut self.buf, &mut self.start, &mut self.end);
         let end = self.end + room;
+        let mut read = 0;
         let result = match recv(fd, &mut self.buf[self.end..end]) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Read::More,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (Read::More, 0),
             Err(e) => Err(io_failure(&e, self.decoder.in_body())),
             Ok(0) => {
                 let left = self.end - self.start;
@@ -272,6 +273,7 @@ impl Slot {
                 self.decoder.eof(left)
             }
             Ok(n) => {
+                read = n;
                 self.end += n;
                 grow_if_filled(&mut self.buf, n, room);
                 match self.decoder.feed(&self.buf[self.start..self.end]) {
@@ -282,7 +284,7 @@ impl Slot {
                             // Part of the response is here, the rest to come.
                             self.stamp = Instant::now();
                         }
-                        return Read::More;
+                        return (Read::More, read);
                     }
                     Ok((used, Step::Done(response))) => {
                         self.start += used;
@@ -291,7 +293,7 @@ impl Slot {
                 }
             }
         };
-        Read::Done(result, (!fresh).then_some(self.stamp))
+        (Read::Done(result, (!fresh).then_some(self.stamp)), read)
     }
 
     /// The exchange is over, `kept` when its response lets the connection go on: what

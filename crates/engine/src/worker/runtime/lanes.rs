@@ -216,6 +216,7 @@ fn counts<L: Link>(driver: &Tokio<L>, conn: &mut Conn<L>, survives: bool) -> Exc
         written: counts.written,
         survives,
         first_byte: counts.first_byte,
+        wire: counts.wire,
     }
 }
 
