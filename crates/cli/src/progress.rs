@@ -228,6 +228,8 @@ mod tests {
             asked_per_s: None,
             p50_ns: Some(1_234_000),
             p99_ns: Some(98_765_000),
+            first_byte_p50_ns: None,
+            transfer_p50_ns: None,
             ..Progress::default()
         }
     }

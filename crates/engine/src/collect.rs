@@ -339,6 +339,8 @@ impl<'a> Tally<'a> {
                 .then(|| last.map_or(0.0, |i| i.intended as f64)),
             p50_ns: so_far.quantile(0.5),
             p99_ns: so_far.quantile(0.99),
+            first_byte_p50_ns: self.everything.first_byte.quantile(0.5),
+            transfer_p50_ns: self.everything.transfer.quantile(0.5),
             client: self.signals,
         });
         if let Some(interval) = last {

@@ -30,6 +30,10 @@ pub struct Progress {
     pub p50_ns: Option<u64>,
     /// 99th percentile of the primary latency so far, in ns.
     pub p99_ns: Option<u64>,
+    /// Median so far of the responses' wait for their first byte, in ns.
+    pub first_byte_p50_ns: Option<u64>,
+    /// Median so far of the responses' transfer, in ns.
+    pub transfer_p50_ns: Option<u64>,
     /// The last interval's client-health signals, as they come (the verdict is the run's,
     /// at its end): what the live exposition shows.
     pub client: ClientSignals,

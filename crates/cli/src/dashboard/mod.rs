@@ -2,10 +2,11 @@
 //!
 //! The page ([`PAGE`], self-contained: no script or font from elsewhere) asks `/live.json`
 //! every second and draws what it gets: each finished second's throughput, asked rate,
-//! latency percentiles, hit ratio (vload's and the server's) and server CPU, the ledger so
-//! far, the client's signals, and at the end the run file's own figures with the health word
-//! and a link to the final plot (`/plot`). The figures are the run file's intervals, as
-//! `--metrics-listen` serves them: at the end the page's totals are the run file's.
+//! latency percentiles, hit ratio (vload's and the server's) and server CPU, the phases'
+//! medians so far, the ledger so far, the client's signals, and at the end the run file's
+//! own figures with the health word and a link to the final plot (`/plot`). The figures are
+//! the run file's intervals, as `--metrics-listen` serves them: at the end the page's totals
+//! are the run file's.
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +33,8 @@ struct Live {
     planned_s: Option<f64>,
     warmup: bool,
     late_sends: u64,
+    /// Medians so far of the wait for the first byte and of the transfer, in ns.
+    phases: (Option<u64>, Option<u64>),
     /// Set once the run is over: its figures, as the run file has them.
     done: Option<Value>,
     /// The final plot, once the run is over.
@@ -174,6 +177,8 @@ fn answer(head: &str, live: &Mutex<Live>) -> Vec<u8> {
                 "planned_s": live.planned_s,
                 "warmup": live.warmup,
                 "late_sends": live.late_sends,
+                "first_byte_p50_ns": live.phases.0,
+                "transfer_p50_ns": live.phases.1,
                 "done": live.done,
             });
             crate::http::response("200 OK", "application/json", body.to_string().as_bytes())
@@ -199,6 +204,7 @@ impl Observer for Dashboard {
             live.elapsed_s = p.elapsed.as_secs_f64();
             live.planned_s = p.planned.map(|d| d.as_secs_f64());
             live.warmup = p.warmup;
+            live.phases = (p.first_byte_p50_ns, p.transfer_p50_ns);
             if !p.warmup {
                 live.late_sends += p.client.late_sends;
             }

@@ -248,17 +248,25 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
     page.call("Page.navigate", json!({"url": url}));
     // Each distinct figure the page showed while the run went on.
     let mut seen: Vec<String> = Vec::new();
+    let mut phases_live = false;
     let deadline = Instant::now() + Duration::from_secs(60);
     let last = loop {
         assert!(Instant::now() < deadline, "the page never showed the end");
         std::thread::sleep(Duration::from_millis(250));
         let now = page.eval(
             "JSON.stringify({requests: document.getElementById('requests')?.textContent, \
+             phases: document.getElementById('phases')?.textContent, \
              done: document.body.dataset.done || '', final: window.vloadFinal || null})",
         );
         let now: Value = serde_json::from_str(now.as_str().unwrap_or("{}")).unwrap();
         if now["done"] == "1" {
             break now["final"].clone();
+        }
+        if let Some(phases) = now["phases"].as_str()
+            && phases.ends_with('s')
+            && !phases.starts_with("n/a")
+        {
+            phases_live = true;
         }
         if let Some(requests) = now["requests"].as_str()
             && seen.last().map(String::as_str) != Some(requests)

@@ -46,6 +46,12 @@ fn varnish_added_per_miss(stack: &Stack) -> Vec<f64> {
     added
 }
 
+/// A figure for whoever runs the test with --nocapture.
+#[allow(clippy::print_stderr, reason = "the measured figures, for the record")]
+fn say(text: &str) {
+    eprintln!("{text}");
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
@@ -107,6 +113,9 @@ fn misses_split_into_the_origins_time_and_the_proxys_as_varnishlog_says() {
     let varnish_p50 = median(varnish) * 1e9;
     let h = added.histogram.decode().unwrap();
     let vload_p50 = added.moments.clamp(h.value_at_quantile(0.5)) as f64;
+    say(&format!(
+        "proxy share of a miss, p50: vload {vload_p50:.0} ns, Varnish's own {varnish_p50:.0} ns"
+    ));
     assert!(
         vload_p50 >= varnish_p50 * 0.995,
         "vload's proxy share p50 {vload_p50} ns below Varnish's own {varnish_p50} ns"
