@@ -292,6 +292,7 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
         moving.len() >= 3,
         "the page's figures during the run: {seen:?}"
     );
+    assert!(phases_live, "the phases' medians shown during the run");
     let run = read_run(&out);
     let t = &run.totals;
     assert_eq!(last["requests"], json!(t.completed), "{last}");
