@@ -119,12 +119,17 @@ fn misses_split_into_the_origins_time_and_the_proxys_as_varnishlog_says() {
         vload_p50 >= varnish_p50 * 0.995,
         "vload's proxy share p50 {vload_p50} ns below Varnish's own {varnish_p50} ns"
     );
-    // Above it by the loopback and the client's wake-ups (1.7 ms beside a browser test on
-    // two cores), which a loaded machine stretches: bounded by the origin's 10 ms, the time
-    // the split exists to tell apart.
+    // And the origin's time was taken off each miss, no more: the proxy's share lies at
+    // least the origin's 10 ms below the misses' wait for the first byte (exact whatever the
+    // machine does; how far above Varnish's own it lies is the loopback and the client's
+    // wake-ups: 1.7 ms beside a browser test on two cores, 7.3 ms beside stress-ng).
+    let miss = cache.groups.iter().find(|g| g.name == "miss").unwrap();
+    let waits = miss.first_byte.as_ref().unwrap();
+    let h = waits.histogram.decode().unwrap();
+    let miss_p50 = waits.moments.clamp(h.value_at_quantile(0.5)) as f64;
     assert!(
-        vload_p50 < 10e6,
-        "vload's proxy share p50 {vload_p50} ns, Varnish's own {varnish_p50} ns"
+        vload_p50 <= miss_p50 - 10e6 + miss_p50 * 0.002,
+        "vload's proxy share p50 {vload_p50} ns, the misses' wait {miss_p50} ns"
     );
     let text = String::from_utf8_lossy(&report.stdout);
     for row in ["Phases", "Origin time", "Proxy added", "Hits alone"] {
