@@ -20,7 +20,7 @@
 //! - **Until stable**: with `--until-stable`, whether the p99's interval reached its target
 //!   before `--max-duration`; the convergence checks then judge by that target.
 
-use vload_schema::{CheckVerdict, RunCheck, RunFile, SchemaError, UntilStable};
+use vload_schema::{CheckVerdict, HealthVerdict, RunCheck, RunFile, SchemaError, UntilStable};
 
 use crate::metric::Metric;
 use crate::stats::{linear_trend, welch};
@@ -314,6 +314,11 @@ fn stationarity(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> 
         crate::units::p_value(trend.p)
     );
     let message = match verdict {
+        // Other processes taking the cores move every figure through a window on their own:
+        // the reader is told so rather than sent to the server (#48).
+        CheckVerdict::Fail if run.client_health.verdict == HealthVerdict::MachineBusy => format!(
+            "not stationary: {moved}; the machine was busy (MACHINE-BUSY), which moves figures by itself: rerun on a quiet machine"
+        ),
         CheckVerdict::Fail => {
             format!("not stationary: {moved}; extend --warmup or check the server")
         }

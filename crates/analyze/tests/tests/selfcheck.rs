@@ -54,6 +54,18 @@ fn a_climbing_p50_is_not_stationary_and_a_steady_one_is() {
         "{}",
         p50.message
     );
+    // The same drift on a machine other processes took: the machine is named, not the server.
+    let mut busy = drifting("climbing", 0.5, 3);
+    busy.client_health.verdict = HealthVerdict::MachineBusy;
+    let checks = run_checks(&busy).unwrap();
+    let p50 = check(&checks, "stationarity:p50").unwrap();
+    assert_eq!(p50.verdict, CheckVerdict::Fail, "{}", p50.message);
+    assert!(
+        p50.message.contains("the machine was busy"),
+        "{}",
+        p50.message
+    );
+    assert!(!p50.message.contains("check the server"), "{}", p50.message);
     for seed in 1..=5 {
         let checks = run_checks(&drifting("steady", 0.0, seed)).unwrap();
         let p50 = check(&checks, "stationarity:p50").unwrap();

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use vload_schema::{Cause, CheckVerdict, RunCheck};
+use vload_schema::{Cause, CheckVerdict, HealthVerdict, RunCheck};
 
 use super::util::*;
 
@@ -165,7 +165,14 @@ fn a_slowing_origin_is_not_stationary_and_a_constant_one_is() {
             .filter(|c| c.verdict == CheckVerdict::Fail)
             .map(|c| c.message.clone())
             .collect();
-        if !messages.is_empty() {
+        // A busy machine moves a constant origin's figures too; such a flag must say the
+        // machine, and it is not the check's false alarm (#48: beside stress-ng, 2 of 3).
+        let busy = run.client_health.verdict == HealthVerdict::MachineBusy;
+        if busy {
+            for m in &messages {
+                assert!(m.contains("the machine was busy"), "{m}");
+            }
+        } else if !messages.is_empty() {
             flagged.push(messages);
         }
     }
