@@ -44,6 +44,10 @@ pub struct OriginArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Serve HTTP/3 (QUIC v1) over UDP on the same port as well, with --tls-cert or else a
+    /// self-signed certificate made at start (attack it with --insecure).
+    #[arg(long)]
+    pub http3: bool,
     /// Share the port with servers already listening on it (SO_REUSEPORT), which then split
     /// the connections (default: refuse a port in use).
     #[arg(long)]
@@ -102,6 +106,11 @@ pub enum OriginArgsError {
     /// A count of zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
+    /// No certificate could be made for --http3.
+    #[error(
+        "cannot make a self-signed certificate for --http3 ({0}): give --tls-cert and --tls-key"
+    )]
+    Certificate(String),
     /// A TLS file cannot be read.
     #[error("cannot read {flag} '{path}': {error}")]
     TlsFile {
@@ -163,10 +172,12 @@ impl TryFrom<&OriginArgs> for OriginConfig {
                 cert_pem: read("--tls-cert", cert)?,
                 key_pem: read("--tls-key", key)?,
             }),
+            _ if args.http3 => Some(self_signed(args.listen)?),
             _ => None,
         };
         Ok(OriginConfig {
             tls,
+            http3: args.http3,
             listen: args.listen,
             threads: args.threads,
             stall,
@@ -183,6 +194,22 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             },
         })
     }
+}
+
+/// A certificate for localhost, 127.0.0.1, ::1 and `listen`'s address, made now: HTTP/3
+/// without a certificate of the user's (the client then needs --insecure).
+fn self_signed(listen: std::net::SocketAddr) -> Result<TlsIdentity, OriginArgsError> {
+    let mut names = vec!["localhost".to_owned(), "127.0.0.1".into(), "::1".into()];
+    let own = listen.ip().to_string();
+    if !listen.ip().is_unspecified() && !names.contains(&own) {
+        names.push(own);
+    }
+    let made = rcgen::generate_simple_self_signed(names)
+        .map_err(|e| OriginArgsError::Certificate(e.to_string()))?;
+    Ok(TlsIdentity {
+        cert_pem: made.cert.pem().into_bytes(),
+        key_pem: made.key_pair.serialize_pem().into_bytes(),
+    })
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub struct OriginConfig {
     pub delay_ramp: Option<DelayRamp>,
     /// Serve TLS (https, ALPN h2 and http/1.1) with this certificate chain and key, both PEM.
     pub tls: Option<TlsIdentity>,
+    /// Serve HTTP/3 (QUIC v1) on the same port over UDP too; needs `tls`.
+    pub http3: bool,
     /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
     /// refusing: the kernel then splits connections between them.
     pub reuse_port: bool,
@@ -88,9 +90,35 @@ impl OriginConfig {
             delay: None,
             delay_ramp: None,
             tls: None,
+            http3: false,
             reuse_port: false,
             concurrency: None,
             service: Service::Constant,
         }
     }
 }
+
+impl TlsIdentity {
+    /// rustls's server configuration of this identity, without ALPN.
+    pub(crate) fn server_config(&self) -> std::io::Result<rustls::ServerConfig> {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
+        let invalid = |what: &str, e: &dyn std::fmt::Display| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{what}: {e}"))
+        };
+        let certs = CertificateDer::pem_slice_iter(&self.cert_pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| invalid("TLS certificate", &e))?;
+        let key =
+            PrivateKeyDer::from_pem_slice(&self.key_pem).map_err(|e| invalid("TLS key", &e))?;
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| invalid("TLS versions", &e))?
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .map_err(|e| invalid("TLS certificate and key", &e))
+    }
+}
+
+/// How long a graceful shutdown waits for in-flight responses.
+pub(crate) const DRAIN: Duration = Duration::from_secs(2);

@@ -52,6 +52,7 @@ mod body;
 #[cfg(feature = "cli")]
 mod cli;
 mod config;
+mod h3;
 mod queue;
 mod reset;
 mod service;
@@ -72,28 +73,15 @@ use tokio::sync::watch;
 
 #[cfg(feature = "cli")]
 pub use cli::{Delay, OriginArgs};
+use config::DRAIN;
 pub use config::{DelayRamp, OriginConfig, Stall, TlsIdentity};
 pub use queue::Service;
-use service::{ConnState, Shared};
+use service::{ConnState, OpenConnection, Shared};
+
 pub use stats::StatsSnapshot;
 
 fn tls_acceptor(identity: &TlsIdentity) -> io::Result<tokio_rustls::TlsAcceptor> {
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject as _};
-    let invalid = |what: &str, e: &dyn std::fmt::Display| {
-        io::Error::new(io::ErrorKind::InvalidInput, format!("{what}: {e}"))
-    };
-    let certs = CertificateDer::pem_slice_iter(&identity.cert_pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| invalid("TLS certificate", &e))?;
-    let key =
-        PrivateKeyDer::from_pem_slice(&identity.key_pem).map_err(|e| invalid("TLS key", &e))?;
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| invalid("TLS versions", &e))?
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .map_err(|e| invalid("TLS certificate and key", &e))?;
+    let mut config = identity.server_config()?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
@@ -106,9 +94,6 @@ pub struct OriginHandle {
     shutdown: watch::Sender<bool>,
     threads: Vec<JoinHandle<()>>,
 }
-
-/// How long a graceful shutdown waits for in-flight responses.
-const DRAIN: Duration = Duration::from_secs(2);
 
 /// Starts an origin on its own threads and returns once it is listening.
 ///
@@ -129,9 +114,19 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
         listeners.push(bind(addr)?);
     }
     let acceptor = config.tls.as_ref().map(tls_acceptor).transpose()?;
+    let quic = match (&config.tls, config.http3) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "HTTP/3 is always TLS: give a certificate and key (--tls-cert, --tls-key)",
+            ));
+        }
+        (Some(identity), true) => Some((h3::bind(addr)?, h3::server_config(identity)?)),
+    };
     let shared = Arc::new(Shared::new(config));
     let (shutdown, watcher) = watch::channel(false);
-    let threads = listeners
+    let mut workers = listeners
         .into_iter()
         .enumerate()
         .map(|(i, listener)| {
@@ -144,11 +139,26 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
                 .spawn(move || runtime.block_on(serve(listener, shared, watcher, acceptor)))
         })
         .collect::<io::Result<Vec<_>>>()?;
+    if let Some((socket, quic)) = quic {
+        // One multi-threaded runtime for QUIC: quinn's endpoint is one socket, and its
+        // connections' tasks spread over the origin's threads.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?;
+        socket.set_nonblocking(true)?;
+        let (shared, watcher) = (shared.clone(), watcher.clone());
+        workers.push(
+            std::thread::Builder::new()
+                .name("vload-origin-quic".into())
+                .spawn(move || runtime.block_on(h3::serve(socket, quic, shared, watcher)))?,
+        );
+    }
     Ok(OriginHandle {
         addr,
         shared,
         shutdown,
-        threads,
+        threads: workers,
     })
 }
 
@@ -158,9 +168,14 @@ impl OriginHandle {
         self.addr
     }
 
-    /// `http://ADDR/`.
+    /// `http://ADDR/`, or `https://ADDR/` when it serves TLS (and HTTP/3 with it).
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        let scheme = if self.shared.config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}/", self.addr)
     }
 
     /// Counts since start, as `/stats` serves them.
@@ -272,15 +287,6 @@ async fn serve(
     let deadline = tokio::time::Instant::now() + DRAIN;
     while Arc::strong_count(&live) > 1 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Counts a connection as closed however its task ends, cancellation included.
-struct OpenConnection(Arc<Shared>);
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.0.stats.connection_closed();
     }
 }
 

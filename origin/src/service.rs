@@ -9,7 +9,6 @@ use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Version};
 use http_body_util::BodyExt as _;
-use hyper::body::Incoming;
 
 use crate::body::{ResetOnPurpose, SynthBody};
 use crate::config::OriginConfig;
@@ -75,6 +74,15 @@ impl ConnState {
             fd,
             requests: AtomicU64::new(0),
         }
+    }
+}
+
+/// Counts a connection as closed however its task ends, cancellation included.
+pub(crate) struct OpenConnection(pub(crate) Arc<Shared>);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.stats.connection_closed();
     }
 }
 
@@ -186,8 +194,8 @@ fn body_len(size: Size, path: &str) -> u64 {
 ///
 /// # Errors
 /// Only to reset the connection on purpose.
-pub(crate) async fn handle(
-    mut req: Request<Incoming>,
+pub(crate) async fn handle<B: http_body::Body + Unpin>(
+    mut req: Request<B>,
     shared: Arc<Shared>,
     conn: Arc<ConnState>,
 ) -> Result<Response<SynthBody>, ResetOnPurpose> {

@@ -87,8 +87,11 @@ pub struct Summary {
     pub connections_opened_first_s: u64,
     /// TLS handshake times, for https.
     pub tls_handshake: Option<LatencySummary>,
-    /// TCP connect times (the accept queue's wait shows here), warm-up included.
+    /// TCP connect times (the accept queue's wait shows here), warm-up included; for
+    /// HTTP/3, QUIC's handshakes (one round trip, TLS 1.3 in it).
     pub tcp_connect: Option<LatencySummary>,
+    /// The run spoke HTTP/3: its connections are QUIC's, made by one handshake.
+    pub quic: bool,
     /// The responses' wait for the first byte and transfer, and the proxy's share.
     pub phases: Option<crate::phases::PhaseSummary>,
     /// Target files the requests came from.
@@ -356,11 +359,7 @@ impl Summary {
             wait_s: w.wait_s,
             warmup_s: w.warmup_s,
             latency: LatencySummary::of(run.latency.primary())?,
-            service: if open {
-                optional(Some(&run.latency.service))?
-            } else {
-                None
-            },
+            service: optional(Some(&run.latency.service).filter(|_| open))?,
             dispatch_lag: optional(run.latency.dispatch_lag.as_ref())?,
             bytes_in: t.bytes_in,
             bytes_out: t.bytes_out,
@@ -396,6 +395,7 @@ impl Summary {
                 .map_or(0, |i| i.connections_opened),
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             tcp_connect: optional(run.latency.tcp_connect.as_ref())?,
+            quic: run.plan.http_version == "3",
             phases: crate::phases::PhaseSummary::of(run)?,
             targets: run.plan.targets.clone(),
             catalogue: run.plan.catalogue.clone(),
@@ -445,9 +445,10 @@ pub(crate) fn latency_words(kind: vload_schema::LatencyKind) -> &'static str {
 }
 
 /// The protocol as h2load and curl name it: `HTTP/1.1`, `HTTP/1.1 over TLS`, `HTTP/2 (h2c)`,
-/// `HTTP/2 over TLS`.
+/// `HTTP/2 over TLS`, `HTTP/3 (QUIC v1)`.
 fn protocol(p: &vload_schema::Plan) -> String {
     match (p.http_version.as_str(), p.tls.is_some()) {
+        ("3", _) => "HTTP/3 (QUIC v1)".to_owned(),
         ("2", false) => "HTTP/2 (h2c)".to_owned(),
         ("2", true) => "HTTP/2 over TLS".to_owned(),
         (version, false) => format!("HTTP/{version}"),

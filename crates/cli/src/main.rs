@@ -100,8 +100,15 @@ fn origin(args: &vload_origin::OriginArgs) -> anyhow::Result<ExitCode> {
     let origin =
         vload_origin::spawn(config).with_context(|| format!("cannot listen on {listen}"))?;
     let url = origin.url();
+    let quic = match (args.http3, args.tls_cert.is_some()) {
+        (false, _) => "",
+        (true, true) => " (and HTTP/3 on UDP: vload attack --http3)",
+        (true, false) => {
+            " (and HTTP/3 on UDP, self-signed certificate: vload attack --http3 --insecure)"
+        }
+    };
     origin.run_until_signal(|| {
-        println!("vload origin listening on {url}");
+        println!("vload origin listening on {url}{quic}");
         let _ = std::io::stdout().flush();
     })?;
     Ok(ExitCode::SUCCESS)

@@ -37,6 +37,14 @@ const PEER_FLAGS: &[(&str, &str)] = &[
         "vload speaks HTTP/1.1 by default (--http1-client picks its implementation)",
     ),
     (
+        "--http-version",
+        "oha's --http-version is a flag of its own here: --http3 for 3 (QUIC, https:// only), --http2 for 2; HTTP/1.1 is the default",
+    ),
+    (
+        "--h3",
+        "vload's HTTP/3 flag is --http3 (QUIC v1, https:// only)",
+    ),
+    (
         "--iterations",
         "k6's --iterations is vload's -n/--requests, e.g. -n 10000",
     ),

@@ -74,6 +74,7 @@ mod failure;
 mod fuzz;
 mod h1;
 mod h2;
+mod h3;
 mod health;
 mod job;
 mod ledger;

@@ -184,6 +184,11 @@ pub enum Protocol {
         /// Which client speaks it.
         client: Client,
     },
+    /// HTTP/3 over QUIC v1 (ALPN `h3`, always TLS 1.3), through quinn and h3.
+    Http3 {
+        /// Streams in flight per connection, at least 1.
+        streams: u32,
+    },
 }
 
 impl Default for Protocol {
@@ -200,7 +205,7 @@ impl Protocol {
     pub fn streams(self) -> u32 {
         match self {
             Protocol::Http1 { .. } => 1,
-            Protocol::Http2 { streams, .. } => streams.max(1),
+            Protocol::Http2 { streams, .. } | Protocol::Http3 { streams } => streams.max(1),
         }
     }
 
@@ -224,19 +229,25 @@ impl Protocol {
     pub(crate) fn counts_wire(self) -> bool {
         match self {
             Protocol::Http1 { client } | Protocol::Http2 { client, .. } => client == Client::Lean,
+            Protocol::Http3 { .. } => false,
         }
     }
 
     /// True when a connection carries several requests at once, each failing on its own
-    /// (HTTP/2's streams); the run file then records the streams.
+    /// (HTTP/2's and HTTP/3's streams); the run file then records the streams.
     pub fn is_multiplexed(self) -> bool {
-        matches!(self, Protocol::Http2 { .. })
+        !matches!(self, Protocol::Http1 { .. })
     }
 
-    /// True when the request's host travels as the `:authority` pseudo-header (HTTP/2), not
-    /// as a `Host` header (HTTP/1.1), and its target in absolute form for hyper.
+    /// True when the request's host travels as the `:authority` pseudo-header (HTTP/2 and
+    /// HTTP/3), not as a `Host` header (HTTP/1.1), and its target in absolute form.
     pub(crate) fn names_authority(self) -> bool {
-        matches!(self, Protocol::Http2 { .. })
+        !matches!(self, Protocol::Http1 { .. })
+    }
+
+    /// True when it runs over QUIC (HTTP/3): its own UDP sockets, TLS 1.3 always.
+    pub fn is_quic(self) -> bool {
+        matches!(self, Protocol::Http3 { .. })
     }
 
     /// The protocol TLS's ALPN offers for it.
@@ -244,14 +255,16 @@ impl Protocol {
         match self {
             Protocol::Http1 { .. } => b"http/1.1",
             Protocol::Http2 { .. } => b"h2",
+            Protocol::Http3 { .. } => b"h3",
         }
     }
 
-    /// The version as the run file names it: `1.1` or `2`.
+    /// The version as the run file names it: `1.1`, `2` or `3`.
     pub fn version(self) -> &'static str {
         match self {
             Protocol::Http1 { .. } => "1.1",
             Protocol::Http2 { .. } => "2",
+            Protocol::Http3 { .. } => "3",
         }
     }
 }

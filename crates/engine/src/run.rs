@@ -115,6 +115,9 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
     check_shard(&plan)?;
     check_capacity(&plan, fd_limit)?;
     let (threads, passes) = deal_targets(&mut plan, targets.as_ref())?;
+    if plan.protocol.is_quic() && plan.tls.is_none() {
+        return Err(tls::TlsError::QuicNeedsTls.into());
+    }
     let tls = plan
         .tls
         .as_ref()

@@ -52,6 +52,9 @@ pub enum TlsError {
     /// The host is not a valid TLS server name.
     #[error("'{0}' is not a valid TLS server name")]
     ServerName(String),
+    /// HTTP/3 asked of a plain `http://` URL: QUIC is always TLS 1.3.
+    #[error("HTTP/3 runs over QUIC, which is always TLS: give an https:// URL")]
+    QuicNeedsTls,
 }
 
 /// The client configuration every connection of an attack shares.

@@ -362,7 +362,10 @@ pub(crate) struct ConnectionArgs {
     /// Speak HTTP/2: prior knowledge (h2c) for http://, ALPN for https:// (default: HTTP/1.1).
     #[arg(long)]
     pub(crate) http2: bool,
-    /// HTTP/2 streams in flight on each connection (default: 1).
+    /// Speak HTTP/3 over QUIC v1 (https:// URLs only; UDP to the URL's port).
+    #[arg(long, conflicts_with = "http2")]
+    pub(crate) http3: bool,
+    /// HTTP/2 or HTTP/3 streams in flight on each connection (default: 1).
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
     /// HTTP/1.1 client: vload's lean one (default), or hyper's for comparison.
@@ -391,9 +394,17 @@ pub(crate) struct ConnectionArgs {
 impl ConnectionArgs {
     /// The protocol, with `--streams` bounded by what a server and this process can hold.
     pub(crate) fn protocol(&self, load: &Load) -> anyhow::Result<Protocol> {
-        let streams = match (self.http2, self.streams) {
+        if self.http3 && (self.http1_client.is_some() || self.http2_client.is_some()) {
+            bail!(
+                "--http1-client and --http2-client pick an HTTP/1.1 or HTTP/2 client, but --http3 speaks HTTP/3 (one client): drop them"
+            );
+        }
+        let multiplexed = self.http2 || self.http3;
+        let streams = match (multiplexed, self.streams) {
             (_, Some(0)) => bail!("--streams must be at least 1"),
-            (false, Some(_)) => bail!("--streams multiplexes HTTP/2: add --http2"),
+            (false, Some(_)) => {
+                bail!("--streams multiplexes HTTP/2 or HTTP/3: add --http2 or --http3")
+            }
             (false, None) if self.http2_client.is_some() => {
                 bail!("--http2-client picks the HTTP/2 client: add --http2")
             }
@@ -403,7 +414,7 @@ impl ConnectionArgs {
                 )
             }
             (_, Some(n)) if n > MAX_STREAMS => bail!(
-                "--streams {n} is more than any HTTP/2 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
+                "--streams {n} is more than any HTTP/2 or HTTP/3 server allows on a connection (they advertise 100 to 1,000): at most {MAX_STREAMS}"
             ),
             (_, n) => n.unwrap_or(1),
         };
@@ -414,7 +425,9 @@ impl ConnectionArgs {
                 "{connections} connections x {streams} streams is {in_flight} requests in flight, more than vload holds ({MAX_IN_FLIGHT}): lower -c/--max-connections or --streams"
             );
         }
-        Ok(if self.http2 {
+        Ok(if self.http3 {
+            Protocol::Http3 { streams }
+        } else if self.http2 {
             Protocol::Http2 {
                 streams,
                 client: self.http2_client.unwrap_or_default(),

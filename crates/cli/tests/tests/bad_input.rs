@@ -364,6 +364,21 @@ fn other_tools_spellings_are_named_not_misread() {
         (vec!["attack", "-s", "5", url], "--timeout"),
         (vec!["attack", "-D", "exp", url], "--arrival poisson"),
         (vec!["attack", "--rps", "100", url], "h2load's --rps"),
+        // #46: oha's spelling of HTTP/3, and a guess at vload's.
+        (vec!["attack", "--http-version", "3", url], "--http3"),
+        (vec!["attack", "--h3", url], "--http3"),
+        (vec!["attack", "--http3", url], "give an https:// URL"),
+        (
+            vec![
+                "attack",
+                "--http3",
+                "--http2-client",
+                "lean",
+                "https://127.0.0.1:1/",
+            ],
+            "--http3 speaks HTTP/3",
+        ),
+        (vec!["attack", "--streams", "4", url], "--http2 or --http3"),
     ] {
         refused(&args, needle);
     }

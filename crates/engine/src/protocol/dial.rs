@@ -9,6 +9,7 @@ use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use vload_schema::ErrorKind;
 
+use super::quic::Endpoint;
 use crate::failure::{Failure, connect_failure};
 use crate::plan::AttackPlan;
 use crate::tls::Io;
@@ -19,6 +20,11 @@ pub(crate) struct Dial {
     pub(crate) connect_timeout: Duration,
     /// TLS for https targets: the connector and the URL's server name (SNI).
     tls: Option<(tokio_rustls::TlsConnector, ServerName<'static>)>,
+    /// The TLS configuration itself, which QUIC takes whole (HTTP/3).
+    tls_config: Option<Arc<rustls::ClientConfig>>,
+    /// HTTP/3's QUIC endpoint: made by the first connection a worker opens, shared by the
+    /// others (one UDP socket a worker, see [`super::quic`]).
+    quic: std::cell::OnceCell<Endpoint>,
 }
 
 impl Dial {
@@ -30,8 +36,23 @@ impl Dial {
         Dial {
             addr: plan.connect_to,
             connect_timeout: plan.connect_timeout,
+            tls_config: tls.as_ref().map(|(config, _)| config.clone()),
             tls: tls.map(|(config, name)| (tokio_rustls::TlsConnector::from(config), name)),
+            quic: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The worker's QUIC endpoint (HTTP/3), opened by its first connection.
+    pub(crate) fn quic(&self) -> Result<&Endpoint, Failure> {
+        if let Some(endpoint) = self.quic.get() {
+            return Ok(endpoint);
+        }
+        let tls = self
+            .tls_config
+            .as_ref()
+            .zip(self.tls.as_ref().map(|(_, name)| name));
+        let endpoint = Endpoint::open(self.addr, tls)?;
+        Ok(self.quic.get_or_init(|| endpoint))
     }
 
     /// A byte stream to the address: TCP, with TLS over it for https (`server_name` as SNI

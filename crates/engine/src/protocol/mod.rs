@@ -18,6 +18,7 @@ mod conn;
 mod dial;
 mod hyper;
 mod link;
+pub(crate) mod quic;
 
 pub(crate) use conn::Conn;
 pub(crate) use dial::Dial;

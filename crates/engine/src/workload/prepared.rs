@@ -268,11 +268,21 @@ impl<'a> Request<'a> {
 
     /// The request hyper sends, over HTTP/1.1 or HTTP/2.
     pub(crate) fn hyper(&self, http2: bool) -> http::Request<Full<Bytes>> {
+        self.with_body(http2, Full::new(self.body()))
+    }
+
+    /// The request's head in `http`'s types, for a client that sends the body apart
+    /// (HTTP/3's, which names the authority as HTTP/2 does).
+    pub(crate) fn head(&self) -> http::Request<()> {
+        self.with_body(true, ())
+    }
+
+    fn with_body<B>(&self, http2: bool, body: B) -> http::Request<B> {
         let (uri, headers) = match (&self.prepared.own, self.target) {
             (Own::Hyper { uri, headers }, None) => (uri.clone(), headers.clone()),
             _ => (self.uri(http2), self.header_map(http2)),
         };
-        let mut request = http::Request::new(Full::new(self.body()));
+        let mut request = http::Request::new(body);
         *request.method_mut() = self.method().clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;

@@ -37,6 +37,7 @@ mod coordinated_omission;
 mod errors;
 mod http1_clients;
 mod http2;
+mod http3;
 mod ledger;
 mod loops;
 mod phases;

@@ -24,6 +24,7 @@ use super::setup::WorkerMsg;
 use super::shared::Core;
 use crate::h1::H1Conn;
 use crate::h2::H2Conn;
+use crate::h3::H3Conn;
 use crate::model::BATCH;
 use crate::plan::{Client, Protocol};
 use crate::protocol::{Dial, Hyper1, Hyper2, Link};
@@ -58,6 +59,7 @@ pub(super) fn run(
             client: Client::Hyper,
             ..
         } => drive::<Hyper2>(run),
+        Protocol::Http3 { .. } => drive::<H3Conn>(run),
     }
 }
 

@@ -1,0 +1,146 @@
+//! QUIC's transport for a datagram protocol (HTTP/3): a worker's endpoint, one UDP socket
+//! its connections share, and the handshake that makes a connection (TLS 1.3 inside it), as
+//! [`Dial::transport`](super::Dial) gives TCP-based protocols their byte stream.
+//!
+//! One UDP socket a worker: every connection a worker opens shares its quinn endpoint,
+//! which demultiplexes datagrams by connection ID. A socket a connection (as oha does)
+//! costs a file descriptor, an ephemeral port and a driver task per connection and batches
+//! nothing across connections; one socket a worker keeps 10,000 connections within one port
+//! and lets quinn's GSO and GRO send and receive many datagrams a system call.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quinn::ConnectionError;
+use vload_schema::ErrorKind;
+
+use crate::failure::Failure;
+use rustls::pki_types::ServerName;
+
+/// How long a QUIC connection may stay silent before it is dropped (quinn's default, said).
+const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A stream's receive window: as large as HTTP/2's (2^30 - 1), so that a large object is
+/// never held back by vload's flow control.
+const STREAM_WINDOW: u32 = (1 << 30) - 1;
+
+/// A worker's QUIC endpoint: its one UDP socket and the client configuration every
+/// connection of the attack shares.
+pub(crate) struct Endpoint {
+    endpoint: quinn::Endpoint,
+    config: quinn::ClientConfig,
+    /// The URL's server name, sent as SNI and checked against the certificate.
+    server_name: String,
+}
+
+impl Endpoint {
+    /// An endpoint for connections to `addr`'s family with `tls` (`name`, the URL's server
+    /// name, sent as SNI): its UDP socket bound now.
+    pub(crate) fn open(
+        addr: SocketAddr,
+        tls: Option<(&Arc<rustls::ClientConfig>, &ServerName<'static>)>,
+    ) -> Result<Endpoint, Failure> {
+        let Some((tls, name)) = tls else {
+            return Err((
+                ErrorKind::Tls,
+                "HTTP/3 runs over QUIC, which is always TLS: give an https:// URL".into(),
+            ));
+        };
+        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls.clone())
+            .map_err(|e| (ErrorKind::Tls, format!("TLS for QUIC: {e}")))?;
+        let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+        let mut transport = quinn::TransportConfig::default();
+        transport
+            .max_idle_timeout(IDLE_TIMEOUT.try_into().ok())
+            .stream_receive_window(quinn::VarInt::from_u32(STREAM_WINDOW))
+            .receive_window(quinn::VarInt::MAX);
+        config.transport_config(Arc::new(transport));
+        let any: SocketAddr = if addr.is_ipv6() {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        };
+        let endpoint = quinn::Endpoint::client(any).map_err(|e| {
+            let kind = if crate::failure::is_client_limit(&e) {
+                ErrorKind::ClientLimit
+            } else {
+                ErrorKind::Connect
+            };
+            (kind, format!("cannot open a UDP socket for QUIC: {e}"))
+        })?;
+        Ok(Endpoint {
+            endpoint,
+            config,
+            server_name: name.to_str().into_owned(),
+        })
+    }
+}
+
+impl Endpoint {
+    /// QUIC's handshake with `addr` (`server_name` as SNI instead of the URL's host when
+    /// given), bounded by `timeout`: the connection and how long it took.
+    pub(crate) async fn handshake(
+        &self,
+        addr: SocketAddr,
+        server_name: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(quinn::Connection, Duration), Failure> {
+        let name = server_name.unwrap_or(&self.server_name);
+        let began = Instant::now();
+        let connecting = self
+            .endpoint
+            .connect_with(self.config.clone(), addr, name)
+            .map_err(|e| (ErrorKind::Connect, format!("QUIC connect to {addr}: {e}")))?;
+        match tokio::time::timeout(timeout, connecting).await {
+            Err(_) => Err((
+                ErrorKind::ConnectTimeout,
+                format!("no QUIC handshake with {addr} within {timeout:?}"),
+            )),
+            Ok(Err(e)) => Err(connection_failure(addr, &e, true)),
+            Ok(Ok(conn)) => Ok((conn, began.elapsed())),
+        }
+    }
+}
+
+/// TLS alerts travel as QUIC's CRYPTO_ERROR, 0x0100 + the alert (RFC 9001, 4.8).
+const CRYPTO_ERRORS: std::ops::Range<u64> = 0x0100..0x0200;
+
+/// A connection that failed or closed: while it was being made (`handshake`) or after.
+pub(crate) fn connection_failure(
+    addr: SocketAddr,
+    error: &ConnectionError,
+    handshake: bool,
+) -> Failure {
+    let kind = match error {
+        ConnectionError::TimedOut if handshake => ErrorKind::ConnectTimeout,
+        ConnectionError::TimedOut => ErrorKind::Reset,
+        ConnectionError::VersionMismatch => ErrorKind::Protocol,
+        ConnectionError::TransportError(e) if CRYPTO_ERRORS.contains(&u64::from(e.code)) => {
+            ErrorKind::Tls
+        }
+        ConnectionError::ConnectionClosed(close)
+            if CRYPTO_ERRORS.contains(&u64::from(close.error_code)) =>
+        {
+            ErrorKind::Tls
+        }
+        ConnectionError::TransportError(_) => ErrorKind::Protocol,
+        ConnectionError::ConnectionClosed(_) | ConnectionError::Reset => ErrorKind::Reset,
+        ConnectionError::ApplicationClosed(_) => ErrorKind::Goaway,
+        ConnectionError::CidsExhausted => ErrorKind::ClientLimit,
+        ConnectionError::LocallyClosed => ErrorKind::Other,
+    };
+    let what = match error {
+        ConnectionError::TimedOut if handshake => "no answer to QUIC's handshake (idle timeout)",
+        ConnectionError::TimedOut => "QUIC idle timeout: nothing from the server for 30 s",
+        ConnectionError::VersionMismatch => "the server speaks no QUIC version vload does (v1)",
+        ConnectionError::Reset => "stateless reset: the server no longer knows the connection",
+        _ => "",
+    };
+    let message = if what.is_empty() {
+        format!("QUIC connection with {addr}: {error}")
+    } else {
+        format!("QUIC connection with {addr}: {what}")
+    };
+    (kind, message)
+}

@@ -1,0 +1,183 @@
+//! HTTP/3 over QUIC against the origin's own HTTP/3 (#46): counts equal the server's, the
+//! ledger's law holds, QUIC's failures land under their kinds.
+
+use std::time::Duration;
+
+use vload_engine::{Protocol, TlsOptions, Verify};
+use vload_schema::{ErrorKind, RunFile};
+
+use super::util::*;
+
+/// An origin serving HTTP/3 (and https over TCP) with a certificate for localhost, and the
+/// PEM file of that certificate.
+fn h3_origin(config: impl FnOnce(&mut OriginConfig)) -> (OriginHandle, std::path::PathBuf) {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let mut c = OriginConfig {
+        threads: Some(1),
+        tls: Some(vload_origin::TlsIdentity {
+            cert_pem: cert.cert.pem().into_bytes(),
+            key_pem: cert.key_pair.serialize_pem().into_bytes(),
+        }),
+        http3: true,
+        ..OriginConfig::loopback()
+    };
+    config(&mut c);
+    let origin = spawn(c).unwrap();
+    let path = std::env::temp_dir().join(format!(
+        "vload-h3-ca-{}-{}.pem",
+        std::process::id(),
+        origin.addr().port()
+    ));
+    std::fs::write(&path, cert.cert.pem()).unwrap();
+    (origin, path)
+}
+
+/// An HTTP/3 attack on `addr` (localhost's name, verified against `ca`).
+fn h3_plan(
+    addr: std::net::SocketAddr,
+    target: &str,
+    ca: &std::path::Path,
+    load: vload_engine::Load,
+    stop: vload_engine::Stop,
+    streams: u32,
+) -> vload_engine::AttackPlan {
+    let mut p = plan(addr, target, load, stop);
+    p.request.url = format!("https://localhost:{}{target}", addr.port())
+        .parse()
+        .unwrap();
+    p.request.headers.insert(
+        http::header::HOST,
+        format!("localhost:{}", addr.port()).parse().unwrap(),
+    );
+    p.tls = Some(TlsOptions {
+        server_name: "localhost".into(),
+        verify: Verify::CaFile(ca.to_owned()),
+    });
+    p.protocol = Protocol::Http3 { streams };
+    p
+}
+
+/// Every request due ends in exactly one place, as the run file's own check says.
+fn balanced(run: &RunFile) {
+    run.validate().expect("the ledger balances");
+    let t = &run.totals;
+    let errors: u64 = t.errors.values().map(|e| e.count).sum();
+    let answered: u64 = t.status_codes.values().sum();
+    assert_eq!(answered + errors, t.completed, "{t:?}");
+    assert_eq!(t.completed + t.unfinished + t.unsent, t.intended, "{t:?}");
+}
+
+#[test]
+fn streams_share_each_connection_and_counts_equal_the_servers() {
+    let (origin, ca) = h3_origin(|_| {});
+    let p = h3_plan(
+        origin.addr(),
+        "/h3?size=1000",
+        &ca,
+        closed(2),
+        count(600),
+        4,
+    );
+    let run = attack(p);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    balanced(&run);
+    assert_eq!(run.totals.completed, 600);
+    assert_eq!(run.totals.bytes_in, 600_000);
+    assert_eq!(
+        run.totals.connections_opened, 2,
+        "two connections, 8 streams"
+    );
+    let stats = origin.stats();
+    assert_eq!(stats.connections_accepted, 2);
+    assert_eq!(stats.requests_by_path["/h3?size=1000"], 600);
+    assert_eq!(
+        stats.requests_by_host[&format!("localhost:{}", origin.addr().port())],
+        600,
+        ":authority carries the host"
+    );
+    assert_eq!(
+        (run.plan.http_version.as_str(), run.plan.streams),
+        ("3", Some(4))
+    );
+    // One QUIC handshake a connection, in the connect record; no second TLS step.
+    let connect = run.latency.tcp_connect.as_ref().expect("handshakes timed");
+    assert_eq!(connect.moments.n, 2);
+    assert!(connect.moments.min_ns > 10_000, "{:?}", connect.moments);
+    assert!(run.latency.tls_handshake.is_none());
+    assert_eq!(stats.tls_connections_by_server_name["localhost"], 2);
+}
+
+#[test]
+fn an_open_loop_sends_on_schedule_and_a_body_goes_out() {
+    let (origin, ca) = h3_origin(|_| {});
+    let mut p = h3_plan(origin.addr(), "/post", &ca, open(400.0, 8), secs(2.0), 2);
+    p.request.method = http::Method::POST;
+    p.request.body = bytes::Bytes::from_static(b"0123456789");
+    let run = attack(p);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    balanced(&run);
+    assert_eq!(run.totals.intended, 800);
+    assert_eq!(run.totals.completed, 800);
+    assert_eq!(run.totals.bytes_out, 8_000);
+    assert_eq!(origin.stats().requests_by_path["/post"], 800);
+}
+
+/// Streams the server resets are errors of their own, the connection goes on; a server that
+/// never answers QUIC's Initial is a connect timeout; a certificate that does not verify is
+/// TLS's failure. Each request in one place.
+#[test]
+fn quic_failures_land_under_their_kinds() {
+    let (origin, ca) = h3_origin(|_| {});
+    let run = attack(h3_plan(
+        origin.addr(),
+        "/x?reset=before",
+        &ca,
+        closed(1),
+        count(20),
+        2,
+    ));
+    balanced(&run);
+    assert_eq!(run.totals.errors[&ErrorKind::StreamReset].count, 20);
+    assert_eq!(run.totals.connections_opened, 1, "a reset stream keeps it");
+
+    // A UDP port nobody reads: the Initial is never answered.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut p = h3_plan(
+        silent.local_addr().unwrap(),
+        "/",
+        &ca,
+        closed(1),
+        count(3),
+        1,
+    );
+    p.connect_timeout = Duration::from_millis(300);
+    let began = std::time::Instant::now();
+    let run = attack(p);
+    balanced(&run);
+    assert!(began.elapsed() < Duration::from_secs(20), "bounded");
+    let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
+    assert_eq!(
+        kinds,
+        [ErrorKind::ConnectTimeout],
+        "{:?}",
+        run.totals.errors
+    );
+    assert!(
+        run.totals.errors[&ErrorKind::ConnectTimeout]
+            .sample
+            .contains("QUIC"),
+        "{:?}",
+        run.totals.errors
+    );
+
+    // The system's roots do not know the origin's certificate.
+    let mut p = h3_plan(origin.addr(), "/", &ca, closed(1), count(3), 1);
+    p.tls = Some(TlsOptions {
+        server_name: "localhost".into(),
+        verify: Verify::SystemRoots,
+    });
+    let run = attack(p);
+    balanced(&run);
+    let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
+    assert_eq!(kinds, [ErrorKind::Tls], "{:?}", run.totals.errors);
+}
