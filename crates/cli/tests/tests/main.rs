@@ -8,6 +8,7 @@ mod ci;
 mod edges;
 mod history;
 mod hostile;
+mod http3;
 mod metrics;
 mod origin_command;
 mod selfcheck;
