@@ -48,6 +48,10 @@ pub struct OriginArgs {
     /// self-signed certificate made at start (attack it with --insecure).
     #[arg(long)]
     pub http3: bool,
+    /// With --http3: session tickets allow no early data, so clients resume without 0-RTT
+    /// (default: 0-RTT accepted).
+    #[arg(long, requires = "http3")]
+    pub refuse_0rtt: bool,
     /// Share the port with servers already listening on it (SO_REUSEPORT), which then split
     /// the connections (default: refuse a port in use).
     #[arg(long)]
@@ -178,6 +182,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
         Ok(OriginConfig {
             tls,
             http3: args.http3,
+            refuse_early_data: args.refuse_0rtt,
             listen: args.listen,
             threads: args.threads,
             stall,

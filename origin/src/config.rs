@@ -47,6 +47,9 @@ pub struct OriginConfig {
     pub tls: Option<TlsIdentity>,
     /// Serve HTTP/3 (QUIC v1) on the same port over UDP too; needs `tls`.
     pub http3: bool,
+    /// HTTP/3: issue session tickets that allow no early data, so clients resume without
+    /// 0-RTT (by default early data is accepted).
+    pub refuse_early_data: bool,
     /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
     /// refusing: the kernel then splits connections between them.
     pub reuse_port: bool,
@@ -91,6 +94,7 @@ impl OriginConfig {
             delay_ramp: None,
             tls: None,
             http3: false,
+            refuse_early_data: false,
             reuse_port: false,
             concurrency: None,
             service: Service::Constant,

@@ -20,11 +20,14 @@ use crate::service::{self, ConnState, OpenConnection, Shared};
 /// hold back `--streams` above it; the origin is a test server, not the limit).
 const MAX_STREAMS: u32 = 1_000;
 
-/// QUIC's server configuration: `identity`, ALPN h3, early data accepted.
-pub(crate) fn server_config(identity: &TlsIdentity) -> io::Result<quinn::ServerConfig> {
+/// QUIC's server configuration: `identity`, ALPN h3, early data accepted unless `refuse`.
+pub(crate) fn server_config(
+    identity: &TlsIdentity,
+    refuse: bool,
+) -> io::Result<quinn::ServerConfig> {
     let mut tls = identity.server_config()?;
     tls.alpn_protocols = vec![b"h3".to_vec()];
-    tls.max_early_data_size = u32::MAX;
+    tls.max_early_data_size = if refuse { 0 } else { u32::MAX };
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("TLS for QUIC: {e}")))?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));

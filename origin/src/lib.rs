@@ -122,7 +122,10 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
                 "HTTP/3 is always TLS: give a certificate and key (--tls-cert, --tls-key)",
             ));
         }
-        (Some(identity), true) => Some((h3::bind(addr)?, h3::server_config(identity)?)),
+        (Some(identity), true) => Some((
+            h3::bind(addr)?,
+            h3::server_config(identity, config.refuse_early_data)?,
+        )),
     };
     let shared = Arc::new(Shared::new(config));
     let (shutdown, watcher) = watch::channel(false);

@@ -92,6 +92,8 @@ pub struct Summary {
     pub tcp_connect: Option<LatencySummary>,
     /// The run spoke HTTP/3: its connections are QUIC's, made by one handshake.
     pub quic: bool,
+    /// HTTP/3: the kinds of its QUIC handshakes and its early requests.
+    pub handshakes: Option<vload_schema::Handshakes>,
     /// The responses' wait for the first byte and transfer, and the proxy's share.
     pub phases: Option<crate::phases::PhaseSummary>,
     /// Target files the requests came from.
@@ -396,6 +398,7 @@ impl Summary {
             tls_handshake: optional(run.latency.tls_handshake.as_ref())?,
             tcp_connect: optional(run.latency.tcp_connect.as_ref())?,
             quic: run.plan.http_version == "3",
+            handshakes: t.handshakes,
             phases: crate::phases::PhaseSummary::of(run)?,
             targets: run.plan.targets.clone(),
             catalogue: run.plan.catalogue.clone(),

@@ -76,6 +76,11 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         totals: Totals {
             // hyper's clients do not say what they read.
             wire_bytes_in: plan.protocol.counts_wire().then_some(t.wire_in),
+            handshakes: plan.protocol.is_quic().then(|| {
+                let mut all = vload_schema::Handshakes::default();
+                c.summaries.iter().for_each(|s| all.add(&s.handshakes));
+                all
+            }),
             ..totals(t, open, errors(&c), backlog)
         },
         latency: latency(t, open),
@@ -198,6 +203,7 @@ fn totals(
         connections_unused: t.unused,
         queue_timeouts: t.queue_timeouts,
         queued: t.queued,
+        handshakes: None,
     }
 }
 

@@ -188,6 +188,9 @@ pub enum Protocol {
     Http3 {
         /// Streams in flight per connection, at least 1.
         streams: u32,
+        /// Resume sessions with early data (0-RTT) when a ticket allows it; only safe
+        /// methods go out early.
+        early_data: bool,
     },
 }
 
@@ -205,7 +208,7 @@ impl Protocol {
     pub fn streams(self) -> u32 {
         match self {
             Protocol::Http1 { .. } => 1,
-            Protocol::Http2 { streams, .. } | Protocol::Http3 { streams } => streams.max(1),
+            Protocol::Http2 { streams, .. } | Protocol::Http3 { streams, .. } => streams.max(1),
         }
     }
 
@@ -243,6 +246,17 @@ impl Protocol {
     /// HTTP/3), not as a `Host` header (HTTP/1.1), and its target in absolute form.
     pub(crate) fn names_authority(self) -> bool {
         !matches!(self, Protocol::Http1 { .. })
+    }
+
+    /// True when it offers early data (HTTP/3's `--0rtt`).
+    pub(crate) fn early_data(self) -> bool {
+        matches!(
+            self,
+            Protocol::Http3 {
+                early_data: true,
+                ..
+            }
+        )
     }
 
     /// True when it runs over QUIC (HTTP/3): its own UDP sockets, TLS 1.3 always.

@@ -121,7 +121,9 @@ fn prepare(mut plan: AttackPlan) -> Result<Attack, EngineError> {
     let tls = plan
         .tls
         .as_ref()
-        .map(|options| tls::client_config(options, plan.protocol.alpn()))
+        .map(|options| {
+            tls::client_config(options, plan.protocol.alpn(), plan.protocol.early_data())
+        })
         .transpose()?;
     // Created only once the plan is known to run, so a refused plan leaves no empty log.
     let hlog = match &plan.hlog {

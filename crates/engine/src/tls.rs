@@ -61,16 +61,16 @@ pub enum TlsError {
 pub(crate) fn client_config(
     options: &TlsOptions,
     alpn: &[u8],
+    early_data: bool,
 ) -> Result<(Arc<ClientConfig>, ServerName<'static>), TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .expect("ring supports the default protocol versions");
-    let mut config = match &options.verify {
-        Verify::Insecure => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-            .with_no_client_auth(),
+    // Every verifier is wrapped to count the certificates it checks: a handshake that
+    // checked none was resumed (QUIC's handshake kinds, see [`take_full_handshake`]).
+    let verifier: Arc<dyn ServerCertVerifier> = match &options.verify {
+        Verify::Insecure => Arc::new(NoVerification(provider.clone())),
         Verify::CaFile(path) => {
             let mut roots = RootCertStore::empty();
             let certs = CertificateDer::pem_file_iter(path)
@@ -90,7 +90,7 @@ pub(crate) fn client_config(
                     why: "no certificate in it".into(),
                 });
             }
-            builder.with_root_certificates(roots).with_no_client_auth()
+            web_pki(roots, &provider)?
         }
         Verify::SystemRoots => {
             let found = rustls_native_certs::load_native_certs();
@@ -103,13 +103,90 @@ pub(crate) fn client_config(
                     .map_or_else(|| "none found".to_owned(), |e| e.to_string());
                 return Err(TlsError::NoRoots(why));
             }
-            builder.with_root_certificates(roots).with_no_client_auth()
+            web_pki(roots, &provider)?
         }
     };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(Counted(verifier)))
+        .with_no_client_auth();
+    // QUIC's 0-RTT (`--0rtt`): early data offered when a ticket allows it.
+    config.enable_early_data = early_data;
     config.alpn_protocols = vec![alpn.to_vec()];
     let name = ServerName::try_from(options.server_name.clone())
         .map_err(|_| TlsError::ServerName(options.server_name.clone()))?;
     Ok((Arc::new(config), name))
+}
+
+/// The web PKI's verifier over `roots`.
+fn web_pki(
+    roots: RootCertStore,
+    provider: &Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn ServerCertVerifier>, TlsError> {
+    rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map(|v| v as Arc<dyn ServerCertVerifier>)
+        .map_err(|e| TlsError::NoRoots(e.to_string()))
+}
+
+thread_local! {
+    /// Certificates this thread checked and no handshake has claimed yet.
+    static CHECKED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// True when a certificate was checked on this thread since the last claim: a handshake
+/// just completed was a full one (rustls checks no certificate on a resumed handshake).
+/// Handshakes of one worker complete on its thread, where their certificates are checked,
+/// so the kinds add up exactly even when several handshakes overlap.
+pub(crate) fn take_full_handshake() -> bool {
+    CHECKED.with(|c| {
+        let n = c.get();
+        c.set(n.saturating_sub(1));
+        n > 0
+    })
+}
+
+/// A verifier that counts the certificates it accepts (see [`take_full_handshake`]).
+#[derive(Debug)]
+struct Counted(Arc<dyn ServerCertVerifier>);
+
+impl ServerCertVerifier for Counted {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verified =
+            self.0
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)?;
+        CHECKED.with(|c| c.set(c.get() + 1));
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }
 
 /// Accepts any certificate (`--insecure`), still checking handshake signatures.

@@ -245,6 +245,49 @@ pub struct Totals {
     /// is part of their response time; `latency.queue_wait` has its distribution).
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub queued: u64,
+    /// HTTP/3: how each connection's QUIC handshake went (they add up to the connections
+    /// the run opened, warm-up included). Absent for TCP-based protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshakes: Option<Handshakes>,
+}
+
+/// The kinds of QUIC handshakes a run made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Handshakes {
+    /// Full handshakes: the server's certificate sent and checked (one round trip).
+    pub full: u64,
+    /// Resumed from a session ticket of an earlier connection, no certificate (one round
+    /// trip, no early data).
+    pub resumed: u64,
+    /// Resumed with early data (`--0rtt`) the server accepted: requests went out before
+    /// the handshake's round trip.
+    pub early_accepted: u64,
+    /// Resumed with early data the server refused: the handshake went on as a resumed one
+    /// and the early requests were sent again after it.
+    pub early_rejected: u64,
+    /// Requests sent as early data (safe methods only), whatever their fate.
+    #[serde(default)]
+    pub early_requests: u64,
+    /// Of those, requests sent again after the server refused the early data.
+    #[serde(default)]
+    pub early_retried: u64,
+}
+
+impl Handshakes {
+    /// All connections whose handshake completed.
+    pub fn total(&self) -> u64 {
+        self.full + self.resumed + self.early_accepted + self.early_rejected
+    }
+
+    /// Adds `other`'s counts (workers, shards).
+    pub fn add(&mut self, other: &Handshakes) {
+        self.full += other.full;
+        self.resumed += other.resumed;
+        self.early_accepted += other.early_accepted;
+        self.early_rejected += other.early_rejected;
+        self.early_requests += other.early_requests;
+        self.early_retried += other.early_retried;
+    }
 }
 
 impl Totals {

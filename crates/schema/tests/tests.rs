@@ -112,6 +112,7 @@ mod golden {
                 connections_unused: 0,
                 queue_timeouts: 0,
                 queued: 0,
+                handshakes: None,
             },
             latency: Latency {
                 primary: LatencyKind::Response,

@@ -287,6 +287,7 @@ fn zero_totals() -> vload_schema::Totals {
         connections_unused: 0,
         queue_timeouts: 0,
         queued: 0,
+        handshakes: None,
     }
 }
 
@@ -323,6 +324,9 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
     add(&mut into.connections_unused, t.connections_unused);
     add(&mut into.queue_timeouts, t.queue_timeouts);
     add(&mut into.queued, t.queued);
+    if let Some(h) = &t.handshakes {
+        into.handshakes.get_or_insert_default().add(h);
+    }
 }
 
 fn add_interval(

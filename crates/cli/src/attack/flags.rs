@@ -365,6 +365,10 @@ pub(crate) struct ConnectionArgs {
     /// Speak HTTP/3 over QUIC v1 (https:// URLs only; UDP to the URL's port).
     #[arg(long, conflicts_with = "http2")]
     pub(crate) http3: bool,
+    /// With --http3: resume sessions with 0-RTT early data when a ticket allows it; only
+    /// GET, HEAD, OPTIONS and TRACE go out early, others wait for the handshake.
+    #[arg(long = "0rtt", requires = "http3")]
+    pub(crate) zero_rtt: bool,
     /// HTTP/2 or HTTP/3 streams in flight on each connection (default: 1).
     #[arg(long, value_name = "N")]
     pub(crate) streams: Option<u32>,
@@ -426,7 +430,10 @@ impl ConnectionArgs {
             );
         }
         Ok(if self.http3 {
-            Protocol::Http3 { streams }
+            Protocol::Http3 {
+                streams,
+                early_data: self.zero_rtt,
+            }
         } else if self.http2 {
             Protocol::Http2 {
                 streams,

@@ -25,6 +25,8 @@ pub(crate) struct Dial {
     /// HTTP/3's QUIC endpoint: made by the first connection a worker opens, shared by the
     /// others (one UDP socket a worker, see [`super::quic`]).
     quic: std::cell::OnceCell<Endpoint>,
+    /// The kinds of QUIC handshakes made through it (HTTP/3's links count them).
+    pub(crate) handshakes: std::rc::Rc<std::cell::Cell<vload_schema::Handshakes>>,
 }
 
 impl Dial {
@@ -39,6 +41,7 @@ impl Dial {
             tls_config: tls.as_ref().map(|(config, _)| config.clone()),
             tls: tls.map(|(config, name)| (tokio_rustls::TlsConnector::from(config), name)),
             quic: std::cell::OnceCell::new(),
+            handshakes: std::rc::Rc::default(),
         }
     }
 

@@ -32,6 +32,8 @@ pub(crate) struct Endpoint {
     config: quinn::ClientConfig,
     /// The URL's server name, sent as SNI and checked against the certificate.
     server_name: String,
+    /// Early data offered when a ticket allows it (`--0rtt`).
+    early_data: bool,
 }
 
 impl Endpoint {
@@ -73,32 +75,69 @@ impl Endpoint {
             endpoint,
             config,
             server_name: name.to_str().into_owned(),
+            early_data: tls.enable_early_data,
         })
     }
 }
 
+/// A connection QUIC's handshake made.
+pub(crate) enum Made {
+    /// The handshake is complete: how long it took, and whether it was a full one (the
+    /// server's certificate checked) or resumed from a ticket.
+    Done {
+        conn: quinn::Connection,
+        took: Duration,
+        full: bool,
+    },
+    /// Resumed with early data (`--0rtt`): usable now, before the handshake's round trip;
+    /// `accepted` says, once the handshake completes, whether the server took the early data.
+    Early {
+        conn: quinn::Connection,
+        took: Duration,
+        accepted: quinn::ZeroRttAccepted,
+    },
+}
+
 impl Endpoint {
     /// QUIC's handshake with `addr` (`server_name` as SNI instead of the URL's host when
-    /// given), bounded by `timeout`: the connection and how long it took.
+    /// given), bounded by `timeout`; with early data when the configuration offers it and a
+    /// ticket of an earlier connection allows it.
     pub(crate) async fn handshake(
         &self,
         addr: SocketAddr,
         server_name: Option<&str>,
         timeout: Duration,
-    ) -> Result<(quinn::Connection, Duration), Failure> {
+    ) -> Result<Made, Failure> {
         let name = server_name.unwrap_or(&self.server_name);
         let began = Instant::now();
-        let connecting = self
+        let mut connecting = self
             .endpoint
             .connect_with(self.config.clone(), addr, name)
             .map_err(|e| (ErrorKind::Connect, format!("QUIC connect to {addr}: {e}")))?;
+        if self.early_data {
+            match connecting.into_0rtt() {
+                Ok((conn, accepted)) => {
+                    let took = began.elapsed();
+                    return Ok(Made::Early {
+                        conn,
+                        took,
+                        accepted,
+                    });
+                }
+                Err(again) => connecting = again,
+            }
+        }
         match tokio::time::timeout(timeout, connecting).await {
             Err(_) => Err((
                 ErrorKind::ConnectTimeout,
                 format!("no QUIC handshake with {addr} within {timeout:?}"),
             )),
             Ok(Err(e)) => Err(connection_failure(addr, &e, true)),
-            Ok(Ok(conn)) => Ok((conn, began.elapsed())),
+            Ok(Ok(conn)) => Ok(Made::Done {
+                conn,
+                took: began.elapsed(),
+                full: crate::tls::take_full_handshake(),
+            }),
         }
     }
 }

@@ -20,6 +20,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
+use vload_schema::Handshakes;
 use vload_timer::tighten_timer_slack;
 
 use crate::observe::Told;
@@ -77,11 +78,11 @@ fn serve_attack(mut setup: WorkerSetup) -> WorkerSummary {
     #[cfg(target_os = "linux")]
     if let Some(epoll) = epoll {
         epoll::run(epoll, &core, setup.connections, &mut clock, tx);
-        return wrap_up(&core, &clock, &setup);
+        return wrap_up(&core, &clock, &setup, Handshakes::default());
     }
     let dial = Dial::new(&setup.plan, setup.tls.clone());
-    runtime::run(&core, dial, setup.connections, &mut clock, tx);
-    wrap_up(&core, &clock, &setup)
+    let handshakes = runtime::run(&core, dial, setup.connections, &mut clock, tx);
+    wrap_up(&core, &clock, &setup, handshakes)
 }
 
 /// Waits for the start (`--start-at`, or the run's common t0), ending the wait at an
@@ -99,7 +100,12 @@ fn wait_for_start(t0: Instant, interrupt: &mut watch::Receiver<Told>) {
 /// The worker's account once its driver is done: every request due has its place by now
 /// (what waited past its deadline timed out, what still waits was never sent, what is in
 /// flight is unfinished), and the last interval is shipped.
-fn wrap_up(core: &Core, clock: &Clock, setup: &WorkerSetup) -> WorkerSummary {
+fn wrap_up(
+    core: &Core,
+    clock: &Clock,
+    setup: &WorkerSetup,
+    handshakes: Handshakes,
+) -> WorkerSummary {
     let (index, attack_end) = clock.finish();
     let end_instant = Instant::now();
     // When the attack stopped sending: its window's end (planned, or an interrupt), where
@@ -121,6 +127,7 @@ fn wrap_up(core: &Core, clock: &Clock, setup: &WorkerSetup) -> WorkerSummary {
         end: end_instant,
         arrivals: core.model.take_arrivals(),
         peak_connections: core.model.peak(),
+        handshakes,
         breakdowns: Box::new(core.recorder.take_breakdowns()),
     }
 }

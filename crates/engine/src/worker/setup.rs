@@ -49,6 +49,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) arrivals: Option<(u64, Vec<f64>)>,
     /// Open loop: the most connections open at once.
     pub(crate) peak_connections: Option<u32>,
+    /// HTTP/3: the kinds of QUIC handshakes its connections made.
+    pub(crate) handshakes: vload_schema::Handshakes,
     /// The measured window's breakdowns.
     pub(crate) breakdowns: Box<crate::breakdown::Breakdowns>,
 }

@@ -53,7 +53,10 @@ fn h3_plan(
         server_name: "localhost".into(),
         verify: Verify::CaFile(ca.to_owned()),
     });
-    p.protocol = Protocol::Http3 { streams };
+    p.protocol = Protocol::Http3 {
+        streams,
+        early_data: false,
+    };
     p
 }
 
@@ -180,4 +183,51 @@ fn quic_failures_land_under_their_kinds() {
     balanced(&run);
     let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
     assert_eq!(kinds, [ErrorKind::Tls], "{:?}", run.totals.errors);
+}
+
+/// Handshake kinds add up to the connections opened. With `--0rtt`, connections after the
+/// first resume with early data the origin takes (its count equal to the requests sent);
+/// against an origin whose tickets allow no early data, they resume without it, cleanly.
+#[test]
+fn zero_rtt_is_taken_where_allowed_and_falls_back_where_not() {
+    for refuse in [false, true] {
+        let (origin, ca) = h3_origin(|c| c.refuse_early_data = refuse);
+        let mut p = h3_plan(origin.addr(), "/e", &ca, closed(1), count(40), 1);
+        p.protocol = Protocol::Http3 {
+            streams: 1,
+            early_data: true,
+        };
+        // A new connection every 4 requests: 10 handshakes, the first one full.
+        p.requests_per_connection = Some(4);
+        let run = attack(p);
+        assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+        balanced(&run);
+        assert_eq!(run.totals.completed, 40);
+        assert_eq!(origin.stats().requests_by_path["/e"], 40);
+        let h = run.totals.handshakes.expect("HTTP/3 counts its handshakes");
+        assert_eq!(h.total(), run.totals.connections_opened, "{h:?}");
+        assert_eq!(origin.stats().connections_accepted, h.total(), "{h:?}");
+        assert_eq!(h.full, 1, "only the first has no ticket: {h:?}");
+        if refuse {
+            assert_eq!((h.early_accepted, h.early_requests), (0, 0), "{h:?}");
+            assert_eq!(h.resumed, h.total() - 1, "{h:?}");
+        } else {
+            assert_eq!(h.early_accepted, h.total() - 1, "{h:?}");
+            assert_eq!(h.early_rejected, 0, "{h:?}");
+            assert!(h.early_requests >= h.early_accepted, "{h:?}");
+        }
+    }
+}
+
+/// Without `--0rtt`, a second connection resumes from the first's ticket: no certificate
+/// checked, counted as resumed.
+#[test]
+fn a_reconnection_resumes_its_session() {
+    let (origin, ca) = h3_origin(|_| {});
+    let mut p = h3_plan(origin.addr(), "/r", &ca, closed(1), count(6), 1);
+    p.requests_per_connection = Some(2);
+    let run = attack(p);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    let h = run.totals.handshakes.expect("counted");
+    assert_eq!((h.full, h.resumed, h.total()), (1, 2, 3), "{h:?}");
 }

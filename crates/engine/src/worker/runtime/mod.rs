@@ -32,14 +32,15 @@ use lanes::dispatch_due;
 use state::Tokio;
 
 /// Runs the attack on a current-thread runtime until it is over or the clock's grace period
-/// ends; whatever is still in flight then is cancelled.
+/// ends; whatever is still in flight then is cancelled. The kinds of QUIC handshakes its
+/// connections made (HTTP/3).
 pub(super) fn run(
     core: &Rc<Core>,
     dial: Dial,
     connections: u32,
     clock: &mut Clock,
     to_collector: &mpsc::Sender<WorkerMsg>,
-) {
+) -> vload_schema::Handshakes {
     let run = (core, dial, connections, clock, to_collector);
     // The one place a protocol's implementation is chosen: each is a `Link`, and every
     // lane, idle wait and dispatch below is the same for all (docs/ARCHITECTURE.md, "The
@@ -73,7 +74,9 @@ type Run<'a> = (
 );
 
 /// [`run`] over connections of `L`.
-fn drive<L: Link>((core, dial, connections, clock, to_collector): Run<'_>) {
+fn drive<L: Link>(
+    (core, dial, connections, clock, to_collector): Run<'_>,
+) -> vload_schema::Handshakes {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .on_thread_park(on_park)
@@ -88,6 +91,7 @@ fn drive<L: Link>((core, dial, connections, clock, to_collector): Run<'_>) {
         run_clock(&driver, clock, to_collector).await;
     });
     drop(local); // cancels whatever is still in flight after the grace period
+    driver.dial.handshakes.get()
 }
 
 /// Steps the clock at each wake-up until every task has ended or the grace period is over.

@@ -384,6 +384,31 @@ fn render_connect_times(out: &mut String, s: &Summary) {
         let values = [ns(tls.min_ns), mean(tls.mean_ns), ns(tls.max_ns)];
         row(out, "TLS handshake", "[min, mean, max]", &values.join(", "));
     }
+    if let Some(h) = &s.handshakes {
+        render_handshakes(out, s, h);
+    }
+}
+
+/// QUIC's handshake kinds, and what became of the requests sent as early data.
+fn render_handshakes(out: &mut String, s: &Summary, h: &vload_schema::Handshakes) {
+    let kinds = [h.full, h.resumed, h.early_accepted, h.early_rejected].map(count);
+    row(
+        out,
+        "Handshakes",
+        "[full, resumed, 0-RTT ok, refused]",
+        &kinds.join(", "),
+    );
+    let too_early = s.status_codes.get(&425).copied().unwrap_or(0);
+    if h.early_requests > 0 || too_early > 0 {
+        row(
+            out,
+            "Early data",
+            "[requests, sent again, 425]",
+            &[h.early_requests, h.early_retried, too_early]
+                .map(count)
+                .join(", "),
+        );
+    }
 }
 
 fn render_errors(out: &mut String, s: &Summary) {
