@@ -13,7 +13,7 @@ start_origin() {
         kill -0 "$origin_pid" 2>/dev/null || { cat "$2/origin.out" >&2; return 1; }
         sleep 0.05
     done
-    origin_url=$(sed -n 's/.*listening on //p' "$2/origin.out")
+    origin_url=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$2/origin.out")
     [[ -n $origin_url ]] || { echo "$(basename "$0"): the origin did not start" >&2; return 1; }
     origin_port=${origin_url##*:}
     origin_port=${origin_port%/}

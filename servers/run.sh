@@ -4,7 +4,11 @@
 # The caches' setups are equivalent (servers/*.conf, vcl/catalogue.vcl): the same workload
 # against each of them compares the caches, not their settings.
 #
-#   servers/run.sh SERVER [COMMAND ...]      SERVER: varnish, nginx, haproxy or squid
+#   servers/run.sh SERVER [COMMAND ...]      SERVER: varnish, nginx, haproxy, squid or caddy
+#
+# caddy is the HTTP/3 terminator (servers/Caddyfile): https on localhost:PORT over TCP and
+# UDP, its own CA's certificate (attack with --http3 --insecure), proxied to the origin; it
+# keeps no counters of its own (SERVER_STATS is empty).
 #
 # COMMAND sees:
 #   SERVER_URL     http://ADDR/ of the cache
@@ -28,8 +32,9 @@ case $server in
     nginx) port=6082 ;;
     haproxy) port=6083 ;;
     squid) port=6084 ;;
+    caddy) port=6085 ;;
     *)
-        echo "usage: servers/run.sh varnish|nginx|haproxy|squid [COMMAND ...]" >&2
+        echo "usage: servers/run.sh varnish|nginx|haproxy|squid|caddy [COMMAND ...]" >&2
         exit 2
         ;;
 esac
@@ -87,10 +92,18 @@ source "$root/servers/origin.sh"
 start_origin "$vload" "$work"
 
 conf=$work/$server.conf
+case $server in
+    haproxy) template=haproxy.cfg ;;
+    caddy) template=Caddyfile ;;
+    *) template=$server.conf ;;
+esac
 sed -e "s|@LISTEN@|$listen|g" -e "s|@ORIGIN@|127.0.0.1:$origin_port|g" \
     -e "s|@ORIGIN_HOST@|127.0.0.1|g" -e "s|@ORIGIN_PORT@|$origin_port|g" \
+    -e "s|@PORT@|${listen##*:}|g" \
     -e "s|@WORK@|$work|g" -e "s|@CACHE_MB@|$cache_mb|g" \
-    "$root/servers/$( [[ $server == haproxy ]] && echo haproxy.cfg || echo "$server.conf")" >"$conf"
+    "$root/servers/$template" >"$conf"
+url="http://$listen/"
+probe=(--server-stats)
 case $server in
     nginx)
         nginx -c "$conf" -g 'daemon off;' >"$work/server.out" 2>&1 &
@@ -104,15 +117,22 @@ case $server in
         squid -N -f "$conf" >"$work/server.out" 2>&1 &
         stats="squid:http://$listen"
         ;;
+    caddy)
+        HOME=$work caddy run --config "$conf" --adapter caddyfile >"$work/server.out" 2>&1 &
+        stats=
+        url="https://localhost:${listen##*:}/"
+        probe=(--http3 --insecure)
+        ;;
 esac
+[[ -n $stats ]] && probe+=("$stats")
 server_pid=$!
 # Up when its port answers and its counters can be read.
 up=
 for _ in $(seq 200); do
     kill -0 "$server_pid" 2>/dev/null || break
     if (exec 3<>"/dev/tcp/${listen%:*}/${listen##*:}") 2>/dev/null &&
-        "$vload" attack -n 1 --no-progress --quiet --server-stats "$stats" -o "$work/up.json" \
-            "http://$listen/vload-started" >/dev/null 2>&1; then
+        "$vload" attack -n 1 --no-progress --quiet "${probe[@]}" -o "$work/up.json" \
+            "${url}vload-started" >/dev/null 2>&1; then
         up=1
         break
     fi
@@ -124,7 +144,7 @@ if [[ -z $up ]]; then
     exit 1
 fi
 
-export SERVER_URL="http://$listen/" SERVER_ADDR=$listen SERVER_STATS=$stats
+export SERVER_URL=$url SERVER_ADDR=$listen SERVER_STATS=$stats
 export SERVER_PID=$server_pid ORIGIN_URL=$origin_url
 if [[ $# -eq 0 ]]; then
     echo "SERVER_URL=$SERVER_URL SERVER_STATS=$SERVER_STATS SERVER_PID=$SERVER_PID ORIGIN_URL=$ORIGIN_URL"

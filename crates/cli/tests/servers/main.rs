@@ -7,6 +7,7 @@
 
 mod browser;
 mod caches;
+mod caddy;
 mod common;
 mod prometheus;
 mod varnish;

@@ -219,6 +219,27 @@ fn zero_rtt_is_taken_where_allowed_and_falls_back_where_not() {
     }
 }
 
+/// An unsafe method never goes out as early data: with `--0rtt`, POSTs wait for the
+/// handshake, though the connections still resume with early data (h3's own SETTINGS).
+#[test]
+fn an_unsafe_method_waits_for_the_handshake() {
+    let (origin, ca) = h3_origin(|_| {});
+    let mut p = h3_plan(origin.addr(), "/p", &ca, closed(1), count(12), 1);
+    p.protocol = Protocol::Http3 {
+        streams: 1,
+        early_data: true,
+    };
+    p.request.method = http::Method::POST;
+    p.request.body = bytes::Bytes::from_static(b"x");
+    p.requests_per_connection = Some(3);
+    let run = attack(p);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    assert_eq!(origin.stats().requests_by_path["/p"], 12);
+    let h = run.totals.handshakes.expect("counted");
+    assert_eq!(h.total(), 4, "{h:?}");
+    assert_eq!(h.early_requests, 0, "no POST early: {h:?}");
+}
+
 /// Without `--0rtt`, a second connection resumes from the first's ticket: no certificate
 /// checked, counted as resumed.
 #[test]
