@@ -9,8 +9,8 @@
 set -euo pipefail
 rtt=${1:-20}; losses=${2:-0 1 5}; rate=${3:-100}; secs=${4:-20}
 top=$(cd "$(dirname "$0")/.." && pwd)
-for tool in ip tc caddy python3; do
-    command -v $tool >/dev/null || { echo "needs $tool (apt-get install -y iproute2 caddy)" >&2; exit 2; }
+for tool in ip tc iptables caddy python3; do
+    command -v $tool >/dev/null || { echo "needs $tool (apt-get install -y iproute2 iptables caddy)" >&2; exit 2; }
 done
 [[ $(id -u) == 0 ]] || { echo "needs root: ip netns and tc" >&2; exit 2; }
 cargo build --release -q --manifest-path "$top/Cargo.toml" -p vload
@@ -19,6 +19,7 @@ ns=vload-netem-$$; host_if=vnh$$; ns_if=vns$$
 tmp=$(mktemp -d); chmod 755 "$tmp"; pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    [[ -n ${netem-x} ]] || unshape || true
     ip link del "$host_if" 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "$tmp"
@@ -42,18 +43,41 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 
-# shape LOSS: each end delays by half the round trip and drops LOSS percent.
-shape() {
-    local half; half=$(python3 -c "print($rtt / 2)")
-    for dev in "$host_if" "ns:$ns_if"; do
-        local run=()
-        [[ $dev == ns:* ]] && { run=(ip netns exec "$ns"); dev=${dev#ns:}; }
-        "${run[@]}" tc qdisc replace dev "$dev" root netem delay "${half}ms" loss "$1%" limit 100000
+# shape LOSS: each end delays by half the round trip and drops LOSS percent (tc netem). A
+# kernel without netem (CONFIG_NET_SCH_NETEM unset, as on some VMs) gets the loss alone, from
+# iptables' statistic match in both directions, and no delay: said in the table's heading.
+#
+# unshape: the loss rules of this script's interfaces, removed (the host's own rules stay).
+unshape() {
+    ip netns exec "$ns" iptables -F INPUT 2>/dev/null || true
+    iptables -S INPUT | { grep -- "-i $host_if " || true; } | sed "s/^-A INPUT //" | while read -r rule; do
+        # shellcheck disable=SC2086 # the rule's words, as iptables printed them
+        iptables -D INPUT $rule
     done
+}
+netem=1
+tc qdisc add dev lo root netem delay 0ms 2>/dev/null && tc qdisc del dev lo root || netem=
+shape() {
+    if [[ -n $netem ]]; then
+        local half; half=$(python3 -c "print($rtt / 2)")
+        tc qdisc replace dev "$host_if" root netem delay "${half}ms" loss "$1%" limit 100000
+        ip netns exec "$ns" tc qdisc replace dev "$ns_if" root netem delay "${half}ms" loss "$1%" limit 100000
+        return
+    fi
+    local p; p=$(python3 -c "print($1 / 100)")
+    # Dropped as they arrive at each end (INPUT on that end's interface), never as they leave:
+    # a drop in OUTPUT fails the sender's sendmsg (EPERM) and takes a whole GSO batch.
+    unshape
+    if [[ $1 != 0 ]]; then
+        ip netns exec "$ns" iptables -A INPUT -i "$ns_if" -m statistic --mode random --probability "$p" -j DROP
+        iptables -A INPUT -i "$host_if" -m statistic --mode random --probability "$p" -j DROP
+    fi
 }
 
 echo "host: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, Linux $(uname -r), $(date -u +%Y-%m-%d)"
-echo "vload $(git -C "$top" rev-parse --short HEAD), $(caddy version | awk '{print "caddy", $1}'); RTT $rtt ms, $rate/s of 50 KB for $secs s"
+link="RTT $rtt ms (netem)"
+[[ -n $netem ]] || link="no added delay (this kernel has no netem), loss by iptables"
+echo "vload $(git -C "$top" rev-parse --short HEAD), $(caddy version | awk '{print "caddy", $1}'); $link; $rate/s of 50 KB for $secs s"
 echo
 echo "| loss | protocol | p50 | p90 | p99 | goodput MB/s | completed | errors | connections |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
