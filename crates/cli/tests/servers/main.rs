@@ -9,5 +9,6 @@ mod browser;
 mod caches;
 mod caddy;
 mod common;
+mod ngtcp2;
 mod prometheus;
 mod varnish;
