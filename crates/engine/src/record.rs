@@ -8,7 +8,7 @@ use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_his
 use crate::cache::{CacheClass, CacheSource};
 
 /// Every error kind, in a fixed order for array indexing.
-pub(crate) const ERROR_KINDS: [ErrorKind; 12] = [
+pub(crate) const ERROR_KINDS: [ErrorKind; 15] = [
     ErrorKind::ConnectRefused,
     ErrorKind::ConnectTimeout,
     ErrorKind::Connect,
@@ -20,6 +20,9 @@ pub(crate) const ERROR_KINDS: [ErrorKind; 12] = [
     ErrorKind::StreamReset,
     ErrorKind::Goaway,
     ErrorKind::ClientLimit,
+    ErrorKind::QuicIdleTimeout,
+    ErrorKind::StatelessReset,
+    ErrorKind::QuicVersion,
     ErrorKind::Other,
 ];
 

@@ -1,7 +1,7 @@
 //! The run-file format's version, and why a file could not be read.
 
 /// The run-file format version this crate reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Why a run file could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -23,6 +23,8 @@
 //! the ledger's check. Version 4 renamed `server.varnish` to `server.stats`, a record any
 //! server-stats source writes (`source`, `address`, once `instance`, `common` counters,
 //! `troubles`); version 3 files read as before, their Varnish counters mapped onto `common`.
+//! Version 5 added HTTP/3 (`plan.http_version` `3`, `totals.handshakes`) and its error kinds
+//! `quic_idle_timeout`, `stateless_reset` and `quic_version`; version 4 files read as before.
 //! A file's size depends on the run's duration (one [`Interval`] per second), never on
 //! its request count.
 //!
@@ -61,7 +63,8 @@
 //!   `stray_closes` (connections closed for bytes after a complete response) and `queued`
 //!   (waited for a connection) ([`Totals`]). Error kinds:
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
-//!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `other` ([`ErrorKind`]).
+//!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `quic_idle_timeout`,
+//!   `stateless_reset`, `quic_version`, `other` ([`ErrorKind`]).
 //! - `latency`: `primary` (`response` | `service`) and the records `response`, `service`,
 //!   `dispatch_lag`, `hiccup`, and when present `hit`, `miss`, `tls_handshake`, `tcp_connect`,
 //!   `queue_wait`, `first_byte` and `transfer` (a response's two phases, adding up to its

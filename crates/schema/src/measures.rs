@@ -34,13 +34,20 @@ pub enum ErrorKind {
     /// The client ran out of a resource of its own (file descriptors, local ports): not
     /// the server's failure.
     ClientLimit,
+    /// QUIC: an open connection heard nothing from the server for its idle timeout.
+    QuicIdleTimeout,
+    /// QUIC: the server answered with a stateless reset (it no longer knows the
+    /// connection: restarted, or its state lost).
+    StatelessReset,
+    /// QUIC: the server speaks no QUIC version vload does (version negotiation failed).
+    QuicVersion,
     /// Anything else.
     Other,
 }
 
 impl ErrorKind {
     /// Every kind, in the order declared (a live exporter shows each from zero).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Connect,
@@ -52,6 +59,9 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::Goaway,
         ErrorKind::ClientLimit,
+        ErrorKind::QuicIdleTimeout,
+        ErrorKind::StatelessReset,
+        ErrorKind::QuicVersion,
         ErrorKind::Other,
     ];
 
@@ -69,6 +79,9 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::Goaway => "goaway",
             ErrorKind::ClientLimit => "client_limit",
+            ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
+            ErrorKind::StatelessReset => "stateless_reset",
+            ErrorKind::QuicVersion => "quic_version",
             ErrorKind::Other => "other",
         }
     }
@@ -257,6 +270,9 @@ mod error_kinds {
                 | ErrorKind::StreamReset
                 | ErrorKind::Goaway
                 | ErrorKind::ClientLimit
+                | ErrorKind::QuicIdleTimeout
+                | ErrorKind::StatelessReset
+                | ErrorKind::QuicVersion
                 | ErrorKind::Other => true,
             };
             assert!(listed);

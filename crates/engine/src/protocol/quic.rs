@@ -153,8 +153,9 @@ pub(crate) fn connection_failure(
 ) -> Failure {
     let kind = match error {
         ConnectionError::TimedOut if handshake => ErrorKind::ConnectTimeout,
-        ConnectionError::TimedOut => ErrorKind::Reset,
-        ConnectionError::VersionMismatch => ErrorKind::Protocol,
+        ConnectionError::TimedOut => ErrorKind::QuicIdleTimeout,
+        ConnectionError::VersionMismatch => ErrorKind::QuicVersion,
+        ConnectionError::Reset => ErrorKind::StatelessReset,
         ConnectionError::TransportError(e) if CRYPTO_ERRORS.contains(&u64::from(e.code)) => {
             ErrorKind::Tls
         }
@@ -164,7 +165,7 @@ pub(crate) fn connection_failure(
             ErrorKind::Tls
         }
         ConnectionError::TransportError(_) => ErrorKind::Protocol,
-        ConnectionError::ConnectionClosed(_) | ConnectionError::Reset => ErrorKind::Reset,
+        ConnectionError::ConnectionClosed(_) => ErrorKind::Reset,
         ConnectionError::ApplicationClosed(_) => ErrorKind::Goaway,
         ConnectionError::CidsExhausted => ErrorKind::ClientLimit,
         ConnectionError::LocallyClosed => ErrorKind::Other,

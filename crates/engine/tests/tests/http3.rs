@@ -252,3 +252,61 @@ fn a_reconnection_resumes_its_session() {
     let h = run.totals.handshakes.expect("counted");
     assert_eq!((h.full, h.resumed, h.total()), (1, 2, 3), "{h:?}");
 }
+
+/// A path that drops every `n`th datagram each way, between vload and `server`: a relay on
+/// loopback (the test's own thread, ended when `stop` is set). Its address.
+fn lossy_relay(
+    server: std::net::SocketAddr,
+    n: u64,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::net::SocketAddr {
+    use std::sync::atomic::Ordering::Relaxed;
+    let front = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let back = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    back.connect(server).unwrap();
+    for s in [&front, &back] {
+        s.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+    }
+    let addr = front.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let (mut client, mut seen, mut buf) = (None, 0u64, vec![0u8; 65_536]);
+        while !stop.load(Relaxed) {
+            if let Ok((len, from)) = front.recv_from(&mut buf) {
+                client = Some(from);
+                seen += 1;
+                if seen % n != 0 {
+                    let _ = back.send(&buf[..len]);
+                }
+            }
+            if let (Ok(len), Some(to)) = (back.recv(&mut buf), client) {
+                seen += 1;
+                if seen % n != 0 {
+                    let _ = front.send_to(&buf[..len], to);
+                }
+            }
+        }
+    });
+    addr
+}
+
+/// Every 20th datagram lost, each way: QUIC recovers, every request ends once, answered.
+#[test]
+fn a_path_that_drops_every_20th_datagram_loses_no_request() {
+    let (origin, ca) = h3_origin(|_| {});
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let relay = lossy_relay(origin.addr(), 20, stop.clone());
+    let mut p = h3_plan(relay, "/l?size=20000", &ca, closed(2), count(200), 2);
+    p.request.headers.insert(
+        http::header::HOST,
+        format!("localhost:{}", origin.addr().port())
+            .parse()
+            .unwrap(),
+    );
+    let run = attack(p);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    balanced(&run);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    assert_eq!(run.totals.completed, 200);
+    assert_eq!(run.totals.bytes_in, 200 * 20_000);
+    assert_eq!(origin.stats().requests_by_path["/l?size=20000"], 200);
+}
