@@ -5,7 +5,7 @@
 
 mod catalogue;
 mod phases;
-mod stack;
+pub(crate) mod stack;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;
