@@ -85,6 +85,20 @@ impl Drop for Caddy {
     }
 }
 
+/// An HTTP/3 attack on 4 connections of `streams` streams, certificate unchecked (Caddy's
+/// own CA).
+fn h3_attack(streams: &str) -> Vec<&str> {
+    vec![
+        "attack",
+        "--http3",
+        "--insecure",
+        "-c",
+        "4",
+        "--streams",
+        streams,
+    ]
+}
+
 #[test]
 fn http3_through_caddy_counts_what_the_origin_served() {
     let test = "http3_through_caddy_counts_what_the_origin_served";
@@ -96,15 +110,7 @@ fn http3_through_caddy_counts_what_the_origin_served() {
     for early in [false, true] {
         let before = origin.stats().requests_total;
         let out = caddy.dir.join(format!("run-{early}.json"));
-        let mut args = vec![
-            "attack",
-            "--http3",
-            "--insecure",
-            "-c",
-            "4",
-            "--streams",
-            "4",
-        ];
+        let mut args = h3_attack("4");
         args.extend(["-n", "2000", "--requests-per-connection", "50"]);
         if early {
             args.push("--0rtt");
@@ -152,26 +158,17 @@ fn http3_through_caddy_and_varnishd_counts_equal_varnishs_own() {
     std::fs::write(&urls, list).unwrap();
     let out = caddy.dir.join("run.json");
     let stats = stack.server_stats();
-    vload(&[
-        "attack",
-        "--http3",
-        "--insecure",
-        "-c",
-        "4",
-        "--streams",
-        "2",
-        "--requests-per-connection",
-        "100",
-        "--urls",
+    let mut args = h3_attack("2");
+    args.extend(["--requests-per-connection", "100", "--urls"]);
+    args.extend([
         urls.to_str().unwrap(),
         "--passes",
         "3",
         "--server-stats",
         &stats,
-        "-o",
-        out.to_str().unwrap(),
-        &caddy.url,
     ]);
+    args.extend(["-o", out.to_str().unwrap(), &caddy.url]);
+    vload(&args);
     let run = read_run(&out);
     assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
     assert_eq!(run.totals.completed, 3_000);
