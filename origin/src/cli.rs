@@ -52,6 +52,10 @@ pub struct OriginArgs {
     /// (default: 0-RTT accepted).
     #[arg(long, requires = "http3")]
     pub refuse_0rtt: bool,
+    /// With --http3: answer each new connection with a Retry first (address validation, as
+    /// a QUIC server under attack does): one round trip more a handshake.
+    #[arg(long, requires = "http3")]
+    pub quic_retry: bool,
     /// Share the port with servers already listening on it (SO_REUSEPORT), which then split
     /// the connections (default: refuse a port in use).
     #[arg(long)]
@@ -183,6 +187,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             tls,
             http3: args.http3,
             refuse_early_data: args.refuse_0rtt,
+            quic_retry: args.quic_retry,
             listen: args.listen,
             threads: args.threads,
             stall,
@@ -193,6 +198,7 @@ impl TryFrom<&OriginArgs> for OriginConfig {
             delay_ramp,
             reuse_port: args.reuse_port,
             concurrency: args.concurrency,
+            quic_reset_key: None,
             service: match args.service {
                 ServiceArg::Constant => Service::Constant,
                 ServiceArg::Exponential => Service::Exponential { seed: args.seed },

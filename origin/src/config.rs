@@ -50,6 +50,14 @@ pub struct OriginConfig {
     /// HTTP/3: issue session tickets that allow no early data, so clients resume without
     /// 0-RTT (by default early data is accepted).
     pub refuse_early_data: bool,
+    /// HTTP/3: answer a new connection's first Initial with a Retry (address validation, as
+    /// a server under attack does), one round trip more for every handshake.
+    pub quic_retry: bool,
+    /// HTTP/3: the key stateless-reset tokens derive from (random by default). Two origins
+    /// with one key reset each other's connections, as a server restarted behind one
+    /// address does: a client's packet for a connection the other made is answered with a
+    /// stateless reset it recognises.
+    pub quic_reset_key: Option<[u8; 32]>,
     /// Join other servers already listening on the port (`SO_REUSEPORT`) instead of
     /// refusing: the kernel then splits connections between them.
     pub reuse_port: bool,
@@ -95,6 +103,8 @@ impl OriginConfig {
             tls: None,
             http3: false,
             refuse_early_data: false,
+            quic_retry: false,
+            quic_reset_key: None,
             reuse_port: false,
             concurrency: None,
             service: Service::Constant,

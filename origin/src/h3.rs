@@ -37,6 +37,43 @@ pub(crate) fn server_config(
     Ok(config)
 }
 
+/// QUIC's endpoint configuration: stateless-reset tokens derived from `reset_key` when
+/// given (servers sharing it reset each other's connections), else from a random key.
+/// Its connection IDs are then random ones any server takes as its own: quinn's default IDs
+/// carry a hash only the endpoint that made them accepts, and a packet whose ID fails that
+/// check is dropped without the reset.
+pub(crate) fn endpoint_config(reset_key: Option<[u8; 32]>) -> quinn::EndpointConfig {
+    let Some(key) = reset_key else {
+        return quinn::EndpointConfig::default();
+    };
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key);
+    let mut config = quinn::EndpointConfig::new(Arc::new(key));
+    config.cid_generator(|| Box::new(RandomIds));
+    config
+}
+
+/// Random 8-byte connection IDs.
+struct RandomIds;
+
+impl quinn::ConnectionIdGenerator for RandomIds {
+    fn generate_cid(&mut self) -> quinn::ConnectionId {
+        use ring::rand::SecureRandom as _;
+        let mut id = [0u8; 8];
+        ring::rand::SystemRandom::new()
+            .fill(&mut id)
+            .expect("the system's random source works");
+        quinn::ConnectionId::new(&id)
+    }
+
+    fn cid_len(&self) -> usize {
+        8
+    }
+
+    fn cid_lifetime(&self) -> Option<Duration> {
+        None
+    }
+}
+
 /// The UDP socket at `addr` (the TCP listener's own address and port).
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     UdpSocket::bind(addr).map_err(|e| {
@@ -51,12 +88,13 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
 /// the drain time) and closes every connection.
 pub(crate) async fn serve(
     socket: UdpSocket,
+    endpoint: quinn::EndpointConfig,
     config: quinn::ServerConfig,
     shared: Arc<Shared>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let endpoint = match quinn::Endpoint::new(
-        quinn::EndpointConfig::default(),
+        endpoint,
         Some(config),
         socket,
         Arc::new(quinn::TokioRuntime),
@@ -67,6 +105,11 @@ pub(crate) async fn serve(
     loop {
         tokio::select! {
             incoming = endpoint.accept() => match incoming {
+                // A Retry first (`quic_retry`): the client's next Initial carries the token
+                // that proves its address.
+                Some(incoming) if shared.config.quic_retry && incoming.may_retry() => {
+                    let _ = incoming.retry();
+                }
                 Some(incoming) => {
                     tokio::spawn(connection(incoming, shared.clone()));
                 }
@@ -81,7 +124,7 @@ pub(crate) async fn serve(
         }
     })
     .await;
-    endpoint.close(0u32.into(), b"shutdown");
+    endpoint.close(H3_NO_ERROR.into(), b"shutdown");
     let _ = tokio::time::timeout(Duration::from_millis(200), endpoint.wait_idle()).await;
 }
 
@@ -98,20 +141,34 @@ async fn connection(incoming: quinn::Incoming, shared: Arc<Shared>) {
         .and_then(|d| d.server_name);
     shared.stats.count_server_name(name.as_deref());
     let Ok(mut h3) = h3::server::builder()
-        .build::<_, Bytes>(h3_quinn::Connection::new(conn))
+        .build::<_, Bytes>(h3_quinn::Connection::new(conn.clone()))
         .await
     else {
         return;
     };
     let state = Arc::new(ConnState::new(-1));
     while let Ok(Some(resolver)) = h3.accept().await {
-        let (shared, state) = (shared.clone(), state.clone());
+        let (shared, state, conn) = (shared.clone(), state.clone(), conn.clone());
         tokio::spawn(async move {
             if let Ok((request, stream)) = resolver.resolve_request().await {
+                if asks_close_error(&request) {
+                    conn.close(H3_INTERNAL_ERROR.into(), b"close=error");
+                    return;
+                }
                 respond(request, stream, shared, state).await;
             }
         });
     }
+}
+
+/// HTTP/3's "no error" and "internal error" codes (RFC 9114, 8.1).
+const H3_NO_ERROR: u32 = 0x100;
+const H3_INTERNAL_ERROR: u32 = 0x102;
+
+/// Whether `request` asks the server to close its connection with an error (`close=error`).
+fn asks_close_error<B>(request: &http::Request<B>) -> bool {
+    let query = request.uri().query().unwrap_or("");
+    query.split('&').any(|pair| pair == "close=error")
 }
 
 type Stream = h3::server::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>;

@@ -12,6 +12,7 @@
 //! | `cache=max-age=60`, `cache=no-store` | `Cache-Control` value |
 //! | `chunked=1` | chunked transfer encoding instead of `Content-Length` |
 //! | `close=1` | `Connection: close` after this response |
+//! | `close=error` | HTTP/3: close the QUIC connection with `H3_INTERNAL_ERROR` instead of answering (HTTP/1.1 and HTTP/2: as `reset=1`) |
 //! | `reset=1`, `reset=mid` | reset the connection (RST) before the response, or mid-body |
 //! | `slow=BPS` | send the body at BPS bytes per second |
 //! | `header=Name:Value` | add a response header (e.g. `X-Cache:HIT`) |
@@ -125,6 +126,7 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
         (Some(identity), true) => Some((
             h3::bind(addr)?,
             h3::server_config(identity, config.refuse_early_data)?,
+            h3::endpoint_config(config.quic_reset_key),
         )),
     };
     let shared = Arc::new(Shared::new(config));
@@ -142,7 +144,7 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
                 .spawn(move || runtime.block_on(serve(listener, shared, watcher, acceptor)))
         })
         .collect::<io::Result<Vec<_>>>()?;
-    if let Some((socket, quic)) = quic {
+    if let Some((socket, quic, endpoint)) = quic {
         // One multi-threaded runtime for QUIC: quinn's endpoint is one socket, and its
         // connections' tasks spread over the origin's threads.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,7 +156,9 @@ pub fn spawn(config: OriginConfig) -> io::Result<OriginHandle> {
         workers.push(
             std::thread::Builder::new()
                 .name("vload-origin-quic".into())
-                .spawn(move || runtime.block_on(h3::serve(socket, quic, shared, watcher)))?,
+                .spawn(move || {
+                    runtime.block_on(h3::serve(socket, endpoint, quic, shared, watcher))
+                })?,
         );
     }
     Ok(OriginHandle {

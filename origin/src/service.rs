@@ -149,7 +149,9 @@ fn parse_params(query: &str) -> Result<Params<'_>, String> {
             }
             "cache" => p.cache = Some(value),
             "chunked" => p.chunked = flag(value).ok_or_else(|| bad("1 or 0"))?,
-            "close" => p.close = flag(value).ok_or_else(|| bad("1 or 0"))?,
+            // HTTP/3 closes the connection with an error (see `h3`); over TCP, a reset.
+            "close" if value == "error" => p.reset = Some(Reset::BeforeResponse),
+            "close" => p.close = flag(value).ok_or_else(|| bad("1, 0 or error"))?,
             "reset" => {
                 p.reset = match value {
                     "1" | "before" => Some(Reset::BeforeResponse),
@@ -363,6 +365,8 @@ mod tests {
         assert!(p.chunked && p.close);
         assert_eq!(p.reset, Some(Reset::MidBody));
         assert_eq!(p.slow_bytes_per_s, Some(10));
+        let p = parse_params("close=error").unwrap();
+        assert_eq!((p.close, p.reset), (false, Some(Reset::BeforeResponse)));
     }
 
     #[test]
