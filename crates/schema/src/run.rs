@@ -271,6 +271,11 @@ pub struct Handshakes {
     /// Of those, requests sent again after the server refused the early data.
     #[serde(default)]
     pub early_retried: u64,
+    /// Handshakes that took a Retry round trip first (the server validating the client's
+    /// address before it spends state on it), within the kinds above: the Retry packets
+    /// the client received.
+    #[serde(default)]
+    pub retried: u64,
 }
 
 impl Handshakes {
@@ -287,6 +292,7 @@ impl Handshakes {
         self.early_rejected += other.early_rejected;
         self.early_requests += other.early_requests;
         self.early_retried += other.early_retried;
+        self.retried += other.retried;
     }
 }
 

@@ -7,7 +7,8 @@ use std::process::Stdio;
 
 use super::util::*;
 
-/// `vload origin --http3` says how to attack it, and `vload attack --http3 --insecure` does.
+/// `vload origin --http3` says how to attack it, and `vload attack --http3 --insecure` does;
+/// with `--quic-retry`, each handshake takes a Retry round trip, and the report says so.
 #[test]
 fn the_origins_http3_takes_an_attack_as_it_says() {
     let _turn = shared();
@@ -19,6 +20,7 @@ fn the_origins_http3_takes_an_attack_as_it_says() {
             "127.0.0.1:0",
             "--threads",
             "1",
+            "--quic-retry",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -58,7 +60,10 @@ fn the_origins_http3_takes_an_attack_as_it_says() {
     let report = stdout(&o);
     assert!(report.contains("HTTP/3 (QUIC v1)"), "{report}");
     assert!(report.contains("QUIC connect"), "{report}");
+    assert!(report.contains("Retry round trips"), "{report}");
     let run = read_run(&out);
+    let h = run.totals.handshakes.expect("HTTP/3 counts its handshakes");
+    assert_eq!((h.total(), h.retried), (2, 2), "{h:?}");
     assert_eq!(run.totals.completed, 500);
     assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
     assert_eq!(run.plan.http_version, "3");

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use vload_schema::{ErrorKind, Handshakes};
 
 use super::errors;
+use super::gate::{Gate, Gated};
 use crate::cache::classify as classify_headers;
 use crate::failure::Failure;
 use crate::protocol::quic::Made;
@@ -20,7 +21,7 @@ use crate::protocol::{Counts, Dial, Link, Opened, Refused};
 use crate::response::Response;
 use crate::workload::{Request, Wire};
 
-type Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+type Sender = h3::client::SendRequest<Gated<h3_quinn::OpenStreams>, Bytes>;
 
 /// Where a connection's early data stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,8 @@ struct Shared {
     gone: Cell<bool>,
     /// The worker's count of handshake kinds and early requests.
     tally: Rc<Cell<Handshakes>>,
+    /// The first HTTP/3's driver, ended when the server refuses the early data.
+    driver: Cell<Option<tokio::task::AbortHandle>>,
 }
 
 impl Shared {
@@ -80,14 +83,22 @@ impl H3Conn {
     }
 }
 
-/// HTTP/3 over `conn`: h3's SETTINGS out, its driver (the control stream) on a task of its
-/// own, which marks the connection gone once QUIC's connection has closed.
-async fn start(conn: &quinn::Connection, gone: Option<Rc<Shared>>) -> Result<Sender, Failure> {
+/// HTTP/3 over `conn` through `gate`: h3's SETTINGS out, its driver (the control stream)
+/// on a task of its own, which marks the connection gone once QUIC's connection has closed.
+async fn start(
+    conn: &quinn::Connection,
+    gate: Rc<Gate>,
+    gone: Option<Rc<Shared>>,
+) -> Result<(Sender, tokio::task::AbortHandle), Failure> {
     let addr = conn.remote_address();
-    let (mut driver, sender) = h3::client::new(h3_quinn::Connection::new(conn.clone()))
+    let gated = Gated {
+        inner: h3_quinn::Connection::new(conn.clone()),
+        gate,
+    };
+    let (mut driver, sender) = h3::client::new(gated)
         .await
         .map_err(|e| (ErrorKind::Protocol, format!("HTTP/3 with {addr}: {e}")))?;
-    tokio::task::spawn_local(async move {
+    let task = tokio::task::spawn_local(async move {
         // Errors surface on the streams that see them.
         let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
         if let Some(shared) = gone
@@ -96,7 +107,7 @@ async fn start(conn: &quinn::Connection, gone: Option<Rc<Shared>>) -> Result<Sen
             shared.gone.set(true);
         }
     });
-    Ok(sender)
+    Ok((sender, task.abort_handle()))
 }
 
 impl Link for H3Conn {
@@ -118,15 +129,23 @@ impl Link for H3Conn {
         // One handshake makes the connection, TLS 1.3 inside it: recorded as its connect
         // time (the report says "QUIC connect"), with no second TLS step. With early data,
         // the connection is usable at once: its connect time is that moment.
-        let sender = start(&conn, None).await.map_err(|failure| Refused {
-            failure,
-            transport: Some((took, None)),
-        })?;
+        let gate = match accepted {
+            Err(_) => Gate::open(),
+            Ok(_) => Rc::new(Gate::default()),
+        };
+        let (sender, driver) =
+            start(&conn, gate.clone(), None)
+                .await
+                .map_err(|failure| Refused {
+                    failure,
+                    transport: Some((took, None)),
+                })?;
         let shared = Rc::new(Shared {
             conn,
             sender: RefCell::new(sender),
             gone: Cell::new(false),
             tally: dial.handshakes.clone(),
+            driver: Cell::new(Some(driver)),
         });
         let early = match accepted {
             Err(full) => {
@@ -135,7 +154,7 @@ impl Link for H3Conn {
             }
             Ok(accepted) => {
                 let (tell, early) = watch::channel(Early::Pending);
-                tokio::task::spawn_local(settle(shared.clone(), accepted, tell));
+                tokio::task::spawn_local(settle(shared.clone(), gate, accepted, tell));
                 early
             }
         };
@@ -188,15 +207,31 @@ impl Link for H3Conn {
 
 /// Waits for the server's word on the early data: counted, and when refused, HTTP/3 is
 /// started again over the completed handshake before the handles hear of it.
-async fn settle(shared: Rc<Shared>, accepted: quinn::ZeroRttAccepted, tell: watch::Sender<Early>) {
-    if accepted.await {
+async fn settle(
+    shared: Rc<Shared>,
+    gate: Rc<Gate>,
+    accepted: quinn::ZeroRttAccepted,
+    tell: watch::Sender<Early>,
+) {
+    let taken = accepted.await;
+    gate.said(taken);
+    if taken {
         shared.count(|h| h.early_accepted += 1);
         let _ = tell.send(Early::Accepted);
         return;
     }
+    if let Some(first) = shared.driver.take() {
+        first.abort();
+    }
     shared.count(|h| h.early_rejected += 1);
-    match start(&shared.conn, Some(shared.clone())).await {
-        Ok(sender) => *shared.sender.borrow_mut() = sender,
+    // The server could not resume: a full handshake, whose certificate was checked on this
+    // thread. Claimed here, or the next resumed handshake would count as full.
+    let _ = crate::tls::take_full_handshake();
+    match start(&shared.conn, Gate::open(), Some(shared.clone())).await {
+        Ok((sender, driver)) => {
+            *shared.sender.borrow_mut() = sender;
+            shared.driver.set(Some(driver));
+        }
         Err(_) => shared.gone.set(true),
     }
     let _ = tell.send(Early::Refused);

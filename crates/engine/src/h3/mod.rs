@@ -13,5 +13,6 @@
 
 mod conn;
 mod errors;
+mod gate;
 
 pub(crate) use conn::H3Conn;

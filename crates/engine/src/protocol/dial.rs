@@ -58,6 +58,14 @@ impl Dial {
         Ok(self.quic.get_or_init(|| endpoint))
     }
 
+    /// The kinds of QUIC handshakes made through it, with the Retry round trips the
+    /// worker's endpoint saw.
+    pub(crate) fn handshakes(&self) -> vload_schema::Handshakes {
+        let mut handshakes = self.handshakes.get();
+        handshakes.retried = self.quic.get().map_or(0, Endpoint::retries);
+        handshakes
+    }
+
     /// A byte stream to the address: TCP, with TLS over it for https (`server_name` as SNI
     /// instead of the URL's host when given); how long the connect and the handshake took.
     pub(crate) async fn transport(

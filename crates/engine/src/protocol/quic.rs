@@ -10,6 +10,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use quinn::ConnectionError;
@@ -29,6 +30,8 @@ const STREAM_WINDOW: u32 = (1 << 30) - 1;
 /// connection of the attack shares.
 pub(crate) struct Endpoint {
     endpoint: quinn::Endpoint,
+    /// Its UDP socket, which counts the Retry packets it receives.
+    socket: Arc<RetryCounted>,
     config: quinn::ClientConfig,
     /// The URL's server name, sent as SNI and checked against the certificate.
     server_name: String,
@@ -63,7 +66,7 @@ impl Endpoint {
         } else {
             (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
         };
-        let endpoint = quinn::Endpoint::client(any).map_err(|e| {
+        let socket = RetryCounted::bind(any).map_err(|e| {
             let kind = if crate::failure::is_client_limit(&e) {
                 ErrorKind::ClientLimit
             } else {
@@ -71,12 +74,116 @@ impl Endpoint {
             };
             (kind, format!("cannot open a UDP socket for QUIC: {e}"))
         })?;
+        let endpoint = socket.clone().endpoint().map_err(|e| {
+            (
+                ErrorKind::Connect,
+                format!("cannot start QUIC's endpoint: {e}"),
+            )
+        })?;
         Ok(Endpoint {
             endpoint,
+            socket,
             config,
             server_name: name.to_str().into_owned(),
             early_data: tls.enable_early_data,
         })
+    }
+}
+
+impl Endpoint {
+    /// Retry packets received: handshakes that took a Retry round trip.
+    pub(crate) fn retries(&self) -> u64 {
+        self.socket.retries.load(Relaxed)
+    }
+}
+
+/// A UDP socket (quinn's own, GSO and GRO included) that counts the Retry packets it
+/// receives, which quinn's connection does not tell: a Retry is a long-header packet of
+/// type 3 (RFC 9000, 17.2.5), seen by its first byte and a version that is not zero (a
+/// version negotiation packet's).
+#[derive(Debug)]
+struct RetryCounted {
+    inner: Arc<dyn quinn::AsyncUdpSocket>,
+    retries: AtomicU64,
+}
+
+impl RetryCounted {
+    /// Binds `addr` (dual-stack for IPv6, as quinn's own client endpoint does).
+    fn bind(addr: SocketAddr) -> std::io::Result<Arc<RetryCounted>> {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        if addr.is_ipv6() {
+            let _ = socket.set_only_v6(false);
+        }
+        socket.bind(&addr.into())?;
+        let inner = quinn::Runtime::wrap_udp_socket(&quinn::TokioRuntime, socket.into())?;
+        Ok(Arc::new(RetryCounted {
+            inner,
+            retries: AtomicU64::new(0),
+        }))
+    }
+
+    /// A client endpoint on this socket.
+    fn endpoint(self: Arc<Self>) -> std::io::Result<quinn::Endpoint> {
+        quinn::Endpoint::new_with_abstract_socket(
+            quinn::EndpointConfig::default(),
+            None,
+            self,
+            Arc::new(quinn::TokioRuntime),
+        )
+    }
+}
+
+/// Whether `datagram` is a QUIC v1 Retry packet.
+fn is_retry(datagram: &[u8]) -> bool {
+    datagram.len() > 5 && datagram[0] & 0xb0 == 0xb0 && datagram[1..5] != [0; 4]
+}
+
+impl quinn::AsyncUdpSocket for RetryCounted {
+    fn create_io_poller(self: Arc<Self>) -> std::pin::Pin<Box<dyn quinn::UdpPoller>> {
+        self.inner.clone().create_io_poller()
+    }
+
+    fn try_send(&self, transmit: &quinn::udp::Transmit) -> std::io::Result<()> {
+        self.inner.try_send(transmit)
+    }
+
+    fn poll_recv(
+        &self,
+        cx: &mut std::task::Context,
+        bufs: &mut [std::io::IoSliceMut<'_>],
+        meta: &mut [quinn::udp::RecvMeta],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = self.inner.poll_recv(cx, bufs, meta);
+        if let std::task::Poll::Ready(Ok(n)) = polled {
+            for (buf, meta) in bufs.iter().zip(meta.iter()).take(n) {
+                let data = &buf[..meta.len.min(buf.len())];
+                let seen = data
+                    .chunks(meta.stride.max(1))
+                    .filter(|d| is_retry(d))
+                    .count();
+                if seen > 0 {
+                    self.retries.fetch_add(seen as u64, Relaxed);
+                }
+            }
+        }
+        polled
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    fn max_transmit_segments(&self) -> usize {
+        self.inner.max_transmit_segments()
+    }
+
+    fn max_receive_segments(&self) -> usize {
+        self.inner.max_receive_segments()
+    }
+
+    fn may_fragment(&self) -> bool {
+        self.inner.may_fragment()
     }
 }
 
@@ -145,6 +252,9 @@ impl Endpoint {
 /// TLS alerts travel as QUIC's CRYPTO_ERROR, 0x0100 + the alert (RFC 9001, 4.8).
 const CRYPTO_ERRORS: std::ops::Range<u64> = 0x0100..0x0200;
 
+/// HTTP/3's "no error" code (RFC 9114, 8.1).
+const H3_NO_ERROR: u64 = 0x100;
+
 /// A connection that failed or closed: while it was being made (`handshake`) or after.
 pub(crate) fn connection_failure(
     addr: SocketAddr,
@@ -166,7 +276,14 @@ pub(crate) fn connection_failure(
         }
         ConnectionError::TransportError(_) => ErrorKind::Protocol,
         ConnectionError::ConnectionClosed(_) => ErrorKind::Reset,
-        ConnectionError::ApplicationClosed(_) => ErrorKind::Goaway,
+        // A graceful close (HTTP/3's H3_NO_ERROR, or 0) is a GOAWAY's end; any other code
+        // closed the connection on its requests.
+        ConnectionError::ApplicationClosed(close)
+            if matches!(u64::from(close.error_code), 0 | H3_NO_ERROR) =>
+        {
+            ErrorKind::Goaway
+        }
+        ConnectionError::ApplicationClosed(_) => ErrorKind::Reset,
         ConnectionError::CidsExhausted => ErrorKind::ClientLimit,
         ConnectionError::LocallyClosed => ErrorKind::Other,
     };

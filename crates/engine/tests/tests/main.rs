@@ -38,6 +38,7 @@ mod errors;
 mod http1_clients;
 mod http2;
 mod http3;
+mod http3_faults;
 mod ledger;
 mod loops;
 mod phases;

@@ -91,7 +91,7 @@ fn drive<L: Link>(
         run_clock(&driver, clock, to_collector).await;
     });
     drop(local); // cancels whatever is still in flight after the grace period
-    driver.dial.handshakes.get()
+    driver.dial.handshakes()
 }
 
 /// Steps the clock at each wake-up until every task has ended or the grace period is over.

@@ -398,6 +398,9 @@ fn render_handshakes(out: &mut String, s: &Summary, h: &vload_schema::Handshakes
         "[full, resumed, 0-RTT ok, refused]",
         &kinds.join(", "),
     );
+    if h.retried > 0 {
+        row(out, "Retry round trips", "", &count(h.retried));
+    }
     let too_early = s.status_codes.get(&425).copied().unwrap_or(0);
     if h.early_requests > 0 || too_early > 0 {
         row(
