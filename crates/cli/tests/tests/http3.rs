@@ -118,3 +118,148 @@ fn a_target_list_over_http3_counts_what_the_origin_counts() {
     assert_eq!(run.totals.status_codes[&200], served("/a?size=100"));
     assert_eq!(run.totals.status_codes[&404], served("/b?status=404"));
 }
+
+/// The workloads of HTTP/1.1 and HTTP/2 over HTTP/3, each against an origin whose counts
+/// are read back: a catalogue broken down by class, a mix of two lists, a rate plan, a
+/// sweep, and two shards of one target list that merge into the whole.
+#[test]
+fn every_workload_runs_over_http3() {
+    let _turn = shared();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let origin = spawn(OriginConfig {
+        threads: Some(1),
+        tls: Some(vload_origin::TlsIdentity {
+            cert_pem: cert.cert.pem().into_bytes(),
+            key_pem: cert.key_pair.serialize_pem().into_bytes(),
+        }),
+        http3: true,
+        ..OriginConfig::loopback()
+    })
+    .unwrap();
+    let dir = Scratch::new("h3-workloads");
+    let ca = dir.path("ca.pem");
+    std::fs::write(&ca, cert.cert.pem()).unwrap();
+    let url = format!("https://localhost:{}/", origin.addr().port());
+    let h3 = |cmd: &str, out: &str| {
+        let mut c = vload();
+        c.args([cmd, "--http3", "--cacert", ca.to_str().unwrap()])
+            .args(["--connect-to", &origin.addr().to_string()])
+            .args([
+                "--no-progress",
+                "--quiet",
+                "-o",
+                dir.path(out).to_str().unwrap(),
+            ]);
+        c
+    };
+    let served = || origin.stats().requests_total;
+    let by = |run: &vload_schema::RunFile, name: &str| {
+        let b = run.breakdowns.iter().find(|b| b.by == name).cloned();
+        b.unwrap_or_else(|| panic!("a breakdown by {name}"))
+    };
+
+    // A catalogue, broken down by class.
+    let before = served();
+    run(
+        h3("attack", "cat.json")
+            .args(["--catalogue", "100", "--class", "low=^/c/[0-9]\\?"])
+            .args(["-n", "300", "-c", "2", "--streams", "2", &url]),
+        0,
+    );
+    let cat = read_run(&dir.path("cat.json"));
+    assert!(cat.totals.errors.is_empty(), "{:?}", cat.totals.errors);
+    assert_eq!(cat.totals.completed, 300);
+    assert_eq!(served() - before, 300);
+    let classes = by(&cat, "class");
+    assert_eq!(classes.groups.iter().map(|g| g.requests).sum::<u64>(), 300);
+
+    // A mix of two lists, by weight, broken down by file.
+    let port = origin.addr().port();
+    let list = |name: &str, paths: &[&str]| {
+        let body: String = paths
+            .iter()
+            .map(|p| format!("https://localhost:{port}{p}\n"))
+            .collect();
+        std::fs::write(dir.path(name), body).unwrap();
+        dir.path(name).display().to_string()
+    };
+    let (hot, cold) = (
+        list("hot.txt", &["/hot/1", "/hot/2"]),
+        list("cold.txt", &["/cold/1"]),
+    );
+    run(
+        h3("attack", "mix.json")
+            .args(["--mix", &format!("{hot}:75,{cold}:25")])
+            .args(["--pick", "round-robin", "-n", "400"]),
+        0,
+    );
+    let mix = read_run(&dir.path("mix.json"));
+    assert_eq!(mix.totals.completed, 400);
+    let files = by(&mix, "set");
+    let mut counts: Vec<u64> = files.groups.iter().map(|g| g.requests).collect();
+    counts.sort_unstable();
+    assert_eq!(counts, [100, 300], "{files:?}");
+    let stats = origin.stats();
+    assert_eq!(stats.requests_by_path["/cold/1"], 100);
+
+    // A rate plan: 100/s to 300/s over 2 s is 400 requests due.
+    let before = served();
+    run(
+        h3("attack", "plan.json").args(["-r", "100->300:2s", &url]),
+        0,
+    );
+    let plan = read_run(&dir.path("plan.json"));
+    assert!(
+        (398..=402).contains(&plan.totals.intended),
+        "{:?}",
+        plan.totals
+    );
+    assert_eq!(served() - before, plan.totals.completed);
+
+    // A sweep of two steps, each a stage of its own.
+    run(
+        h3("sweep", "sweep.json")
+            .args(["--rates", "100,200", "--stage", "1s", "--warmup", "0s"])
+            .args(["--slo", "p90<1s", &url]),
+        0,
+    );
+    let sweep = read_run(&dir.path("sweep.json"));
+    assert!(sweep.sweep.is_some());
+    assert_eq!(sweep.stages.len(), 2, "{:?}", sweep.stages);
+
+    // Two shards of a list, fetched once each by the two together.
+    let shards: String = (0..40).map(|i| format!("/s/{i}\n")).collect();
+    std::fs::write(dir.path("shards.txt"), shards).unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            h3("attack", &format!("shard-{i}.json"))
+                .args(["--shard", &format!("{i}/2"), "-c", "2", "--passes", "1"])
+                .args(["--urls", dir.path("shards.txt").to_str().unwrap(), &url])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let stats = origin.stats();
+    assert!((0..40).all(|i| stats.requests_by_path.get(&format!("/s/{i}")) == Some(&1)));
+    let merged = dir.path("merged.json");
+    run(
+        vload()
+            .args(["report", "--format", "json", "-o", merged.to_str().unwrap()])
+            .arg(dir.path("shard-0.json"))
+            .arg(dir.path("shard-1.json")),
+        0,
+    );
+    let merged = read_run(&merged);
+    assert_eq!(merged.totals.completed, 40);
+    let h = merged.totals.handshakes.expect("kept through the merge");
+    assert_eq!(h.total(), merged.totals.connections_opened, "{h:?}");
+}
