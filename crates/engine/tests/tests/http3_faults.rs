@@ -250,3 +250,51 @@ fn early_data_a_new_server_refuses_is_sent_again_and_answered_once() {
     let served = |o: &vload_origin::OriginHandle| o.stats().requests_by_path["/er"];
     assert_eq!((served(&a), served(&b)), (4, 8), "each request served once");
 }
+
+/// A server that speaks no QUIC version vload does: it answers each Initial with a Version
+/// Negotiation packet (RFC 9000, 17.2.1) offering only a version nobody speaks. Each request
+/// is a `quic_version`, at once, not a handshake timeout.
+#[test]
+fn a_server_of_another_quic_version_is_a_version_error() {
+    let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+    server
+        .set_read_timeout(Some(Duration::from_millis(1)))
+        .unwrap();
+    let addr = server.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = stop.clone();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65_536];
+        while !done.load(Relaxed) {
+            let Ok((len, from)) = server.recv_from(&mut buf) else {
+                continue;
+            };
+            let Some((dcid, scid)) = initial_ids(&buf[..len]) else {
+                continue;
+            };
+            // Its destination ID is the client's source ID, and the other way round.
+            let mut answer = vec![0xc0, 0, 0, 0, 0, scid.len() as u8];
+            answer.extend_from_slice(scid);
+            answer.push(dcid.len() as u8);
+            answer.extend_from_slice(dcid);
+            answer.extend_from_slice(&[0x0a, 0x1a, 0x2a, 0x3a]);
+            let _ = server.send_to(&answer, from);
+        }
+    });
+    let ca = std::env::temp_dir().join(format!("vload-h3-vn-{}.pem", std::process::id()));
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    std::fs::write(&ca, cert.cert.pem()).unwrap();
+    let mut p = h3_plan(addr, "/", &ca, closed(1), count(3), 1);
+    p.connect_timeout = Duration::from_secs(5);
+    let began = std::time::Instant::now();
+    let run = attack(p);
+    stop.store(true, Relaxed);
+    balanced(&run);
+    let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
+    assert_eq!(kinds, [ErrorKind::QuicVersion], "{:?}", run.totals.errors);
+    assert_eq!(run.totals.errors[&ErrorKind::QuicVersion].count, 3);
+    assert!(
+        began.elapsed() < Duration::from_secs(4),
+        "no wait for a timeout"
+    );
+}
