@@ -224,8 +224,11 @@ async fn settle(
         first.abort();
     }
     shared.count(|h| h.early_rejected += 1);
-    // The server could not resume: a full handshake, whose certificate was checked on this
-    // thread. Claimed here, or the next resumed handshake would count as full.
+    // Mostly a server that could not resume (restarted, or its ticket keys rotated): a full
+    // handshake, whose certificate was checked on this thread. Claimed here, or the next
+    // resumed handshake would count as full. (A server that resumed and still refused checked
+    // none: the claim then finds nothing, unless another handshake of this worker has a
+    // certificate counted and not yet claimed at this very moment.)
     let _ = crate::tls::take_full_handshake();
     match start(&shared.conn, Gate::open(), Some(shared.clone())).await {
         Ok((sender, driver)) => {
