@@ -193,7 +193,7 @@ mod tests {
     }
 
     /// The README's and the docs' pages, for the check that their commands parse.
-    const PAGES: [(&str, &str); 7] = [
+    const PAGES: [(&str, &str); 8] = [
         ("README.md", include_str!("../../../README.md")),
         ("docs/varnish.md", include_str!("../../../docs/varnish.md")),
         ("docs/caching.md", include_str!("../../../docs/caching.md")),
@@ -203,6 +203,7 @@ mod tests {
         ),
         ("docs/history.md", include_str!("../../../docs/history.md")),
         ("docs/servers.md", include_str!("../../../docs/servers.md")),
+        ("docs/http3.md", include_str!("../../../docs/http3.md")),
         (
             "docs/ARCHITECTURE.md",
             include_str!("../../../docs/ARCHITECTURE.md"),
