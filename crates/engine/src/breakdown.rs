@@ -3,9 +3,10 @@
 //!
 //! Three dimensions come from how a request ended and exist in every run: its status class,
 //! what it said of the cache, and its size (the body's bytes, in decades from 1 KiB). A
-//! worker counts each request once in the cell of status and cache (5 status classes x 5
-//! cache states, and one cell for failures); those two breakdowns are that table's margins,
-//! so a request costs one record there, not two. These and the breakdown by class keep each
+//! worker counts each request once in the cell of status, cache and size (5 status classes
+//! x 5 cache states x 5 sizes, and one cell for failures, made as first used); those three
+//! breakdowns are that table's margins, so a request costs one cell's records, not three
+//! (each distinct histogram touched is a cache miss more a request). These and the breakdown by class keep each
 //! group's phases too (the wait for the first byte, the transfer): where a cache's answer
 //! was late is told apart from where its bytes took long. Four more come from
 //! its target and exist when the run has them: the virtual host it was addressed to, its
@@ -380,8 +381,8 @@ pub(crate) struct End {
     pub(crate) phases: Option<crate::response::Phases>,
 }
 
-/// The cells of status class x cache state, and the failures' cell.
-const CELLS: usize = 5 * 5 + 1;
+/// The cells of status class x cache state x size class, and the failures' cell.
+const CELLS: usize = 5 * 5 * SIZES.len() + 1;
 
 /// The breakdown by size: responses by their body's bytes, each class up to (not including)
 /// its bound, then failures.
@@ -401,14 +402,28 @@ fn size_class(bytes: u64) -> usize {
         .unwrap_or(SIZES.len() - 1)
 }
 
+/// The cell of a request that ended as `end` (`n` alike): status class, cache state and
+/// size class, or the failures' cell.
+fn cell(end: &End, n: u64) -> usize {
+    match end.status {
+        Some(status) => {
+            let row = match status / 100 {
+                1..=4 => usize::from(status / 100) - 1,
+                _ => 4,
+            };
+            let size = size_class(end.received / n.max(1));
+            (row * 5 + end.cache as usize) * SIZES.len() + size
+        }
+        None => CELLS - 1,
+    }
+}
+
 /// A worker's (or, merged, the run's) breakdown of the measured window.
 #[derive(Debug, Clone)]
 pub(crate) struct Breakdowns {
     settings: HistogramSettings,
-    /// By status class (rows) and cache state (columns); the last cell holds failures.
+    /// By status class, cache state and size class ([`cell`]); the last cell holds failures.
     cells: Vec<Option<GroupStats>>,
-    /// By size class ([`SIZES`]); the last holds failures.
-    sizes: Vec<Option<GroupStats>>,
     /// Per dimension by target: its groups by index, the last for no target drawn.
     by_target: [Vec<Option<GroupStats>>; 4],
 }
@@ -419,32 +434,14 @@ impl Breakdowns {
         Breakdowns {
             settings: *settings,
             cells: vec![None; CELLS],
-            sizes: vec![None; SIZES.len() + 1],
             by_target: std::array::from_fn(|d| vec![None; slots(d)]),
         }
     }
 
     /// Counts `n` requests that ended as `end`, with targets tagged `tags`.
     pub(crate) fn count(&mut self, tags: Tags, end: &End, n: u64) {
-        let cell = match end.status {
-            Some(status) => {
-                let row = match status / 100 {
-                    1..=4 => usize::from(status / 100) - 1,
-                    _ => 4,
-                };
-                row * 5 + end.cache as usize
-            }
-            None => CELLS - 1,
-        };
         let settings = self.settings;
-        self.cells[cell]
-            .get_or_insert_with(|| GroupStats::new(&settings))
-            .count_phases(end, n);
-        let size = match end.status {
-            Some(_) => size_class(end.received / n.max(1)),
-            None => SIZES.len(),
-        };
-        self.sizes[size]
+        self.cells[cell(end, n)]
             .get_or_insert_with(|| GroupStats::new(&settings))
             .count_phases(end, n);
         for (d, (groups, tag)) in self.by_target.iter_mut().zip(tags.0).enumerate() {
@@ -468,17 +465,12 @@ impl Breakdowns {
     }
 
     pub(crate) fn merge(&mut self, other: &Breakdowns) {
-        let pairs = self
-            .cells
-            .iter_mut()
-            .zip(&other.cells)
-            .chain(self.sizes.iter_mut().zip(&other.sizes))
-            .chain(
-                self.by_target
-                    .iter_mut()
-                    .zip(&other.by_target)
-                    .flat_map(|(a, b)| a.iter_mut().zip(b)),
-            );
+        let pairs = self.cells.iter_mut().zip(&other.cells).chain(
+            self.by_target
+                .iter_mut()
+                .zip(&other.by_target)
+                .flat_map(|(a, b)| a.iter_mut().zip(b)),
+        );
         for (mine, theirs) in pairs {
             if let Some(theirs) = theirs {
                 match mine {
@@ -532,28 +524,25 @@ impl Breakdowns {
         out.push(margin(
             "status",
             &["1xx", "2xx", "3xx", "4xx", "5xx", FAILED],
-            &|cell| cell / 5,
+            &|cell| cell / (5 * SIZES.len()),
         ));
         let states: Vec<&str> = CacheClass::ALL.iter().map(|c| c.name()).collect();
         let mut names = states.clone();
         names.push(FAILED);
-        out.push(margin("cache", &names, &|cell| cell % 5));
+        out.push(margin("cache", &names, &|cell| cell / SIZES.len() % 5));
         // The cache states in the order a reader expects.
-        if let Some(cache) = out.last_mut() {
+        if let Some(cache) = out.iter_mut().rfind(|b| b.by == "cache") {
             let order = ["hit", "stale", "miss", "pass", "unknown", FAILED];
             cache
                 .groups
                 .sort_by_key(|g| order.iter().position(|o| *o == g.name));
         }
-        let names = SIZES.iter().map(|(name, _)| *name).chain([FAILED]);
-        out.push(Breakdown {
-            by: "size".into(),
-            folded: 0,
-            groups: names
-                .zip(&self.sizes)
-                .filter_map(|(name, g)| g.as_ref().map(|g| g.record(name)))
-                .collect(),
-        });
+        let names: Vec<&str> = SIZES
+            .iter()
+            .map(|(name, _)| *name)
+            .chain([FAILED])
+            .collect();
+        out.push(margin("size", &names, &|cell| cell % SIZES.len()));
         out
     }
 }

@@ -69,7 +69,7 @@ fn a_mix_is_partitioned_by_host_class_set_status_and_cache_state() {
     let hot = write(
         "hot.txt",
         &format!(
-            "GET {base}/img/1?header=X-Cache:HIT\nHost: a.test\n\nGET {base}/img/2?header=X-Cache:STALE\nHost: b.test\n"
+            "GET {base}/img/1?header=X-Cache:HIT\nHost: a.test\n\nGET {base}/img/2?header=X-Cache:STALE&size=2000\nHost: b.test\n"
         ),
     );
     let cold = write(
@@ -116,6 +116,20 @@ fn a_mix_is_partitioned_by_host_class_set_status_and_cache_state() {
     assert_eq!((api.status_classes.s5xx, api.cache.pass), (100, 100));
     assert_eq!(api.latency.moments.n, 100);
     assert_eq!(by(&run, "cache").groups[0].cache.hit_ratio(), Some(1.0));
+    // Size is a margin of the same cells as status and cache: each size class holds the
+    // responses of its bytes whatever their status and cache state, with their phases.
+    let size = by(&run, "size");
+    assert_eq!(groups(size), [("< 1 KiB", 250), ("1-10 KiB", 150)]);
+    assert_eq!(size.groups[1].cache.stale, 150);
+    assert_eq!(
+        (size.groups[0].status_classes.s5xx, size.groups[0].cache.hit),
+        (100, 150)
+    );
+    for g in &size.groups {
+        let phases = g.first_byte.as_ref().map(|p| p.moments.n);
+        assert_eq!(phases, Some(g.requests), "{}", g.name);
+        assert_eq!(g.latency.moments.n, g.requests, "{}", g.name);
+    }
 }
 
 #[test]
