@@ -211,7 +211,7 @@ fn huffman() -> &'static Huffman {
 }
 
 /// Appends the Huffman decoding of `input` to `out`.
-fn huffman_decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
+pub(crate) fn huffman_decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
     let tables = huffman();
     let mut state = 0u8;
     for byte in input {
@@ -235,7 +235,7 @@ fn huffman_decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
 }
 
 /// Decodes an integer with an `n`-bit prefix at the start of `input`, advancing it.
-fn integer(input: &mut &[u8], n: u8) -> Result<usize, HpackError> {
+pub(crate) fn integer(input: &mut &[u8], n: u8) -> Result<usize, HpackError> {
     let (&first, rest) = input
         .split_first()
         .ok_or(HpackError("a header block ends inside an integer"))?;
@@ -260,7 +260,7 @@ fn integer(input: &mut &[u8], n: u8) -> Result<usize, HpackError> {
 }
 
 /// Splits a string literal off `input`: its bytes and whether they are Huffman-coded.
-fn string<'a>(input: &mut &'a [u8]) -> Result<(&'a [u8], bool), HpackError> {
+pub(crate) fn string<'a>(input: &mut &'a [u8]) -> Result<(&'a [u8], bool), HpackError> {
     let huffman = input.first().is_some_and(|b| b & 0x80 != 0);
     let len = integer(input, 7)?;
     if len > input.len() {
@@ -272,7 +272,7 @@ fn string<'a>(input: &mut &'a [u8]) -> Result<(&'a [u8], bool), HpackError> {
 }
 
 /// A string literal's text: `raw` itself, or its decoding into `scratch`.
-fn text<'a>(
+pub(crate) fn text<'a>(
     (raw, huffman): (&'a [u8], bool),
     scratch: &'a mut Vec<u8>,
 ) -> Result<&'a [u8], HpackError> {
@@ -439,7 +439,7 @@ impl Default for HeaderEncoder {
 }
 
 /// Appends an integer with an `n`-bit prefix; `flags` are the first byte's other bits.
-fn put_integer(out: &mut Vec<u8>, flags: u8, n: u8, value: usize) {
+pub(crate) fn put_integer(out: &mut Vec<u8>, flags: u8, n: u8, value: usize) {
     let max = (1usize << n) - 1;
     if value < max {
         out.push(flags | value as u8);

@@ -13,10 +13,13 @@
 
 mod conn;
 mod frames;
+mod head;
 pub(crate) mod hpack;
 mod receive;
 mod state;
 
 pub(crate) use conn::H2Conn;
+pub(crate) use head::HeadFields;
 #[cfg(test)]
 pub(crate) use state::fuzzing;
+pub(crate) use state::is_connection_specific;

@@ -224,14 +224,8 @@ impl Shared {
         }
         s.head = true;
         s.status = status;
-        let h = &self.head;
-        s.cache = crate::cache::decide(crate::cache::CacheHeaders {
-            varnish: h.varnish.get(),
-            status: h.cache_status.get(),
-            x_cache: h.x_cache.get(),
-            age: h.age.get(),
-        });
-        s.origin = h.origin;
+        s.cache = self.head.cache();
+        s.origin = self.head.origin;
         if end_stream {
             self.finish(slot);
         } else {
@@ -243,38 +237,10 @@ impl Shared {
     /// Decodes a header block into [`Shared::head`]: the fields vload keeps of it.
     fn decode_head(&mut self, block: &[u8]) -> Result<(), String> {
         let Shared { decoder, head, .. } = self;
-        head.status = None;
-        head.varnish.seen = false;
-        head.x_cache.seen = false;
-        head.cache_status.seen = false;
-        head.age.seen = false;
-        head.origin = None;
-        let wanted = |n: &[u8]| {
-            matches!(
-                n,
-                b":status"
-                    | b"x-varnish"
-                    | b"x-cache"
-                    | b"cache-status"
-                    | b"age"
-                    | b"server-timing"
-            )
-        };
+        head.clear();
         decoder
-            .decode(block, wanted, |name, value| match name {
-                b":status" => {
-                    head.status = std::str::from_utf8(value)
-                        .ok()
-                        .filter(|v| v.len() == 3)
-                        .and_then(|v| v.parse().ok());
-                }
-                b"x-varnish" => head.varnish.set(value),
-                b"x-cache" => head.x_cache.set(value),
-                b"cache-status" => head.cache_status.set(value),
-                b"server-timing" => {
-                    head.origin = head.origin.or_else(|| crate::timing::origin_ns(value));
-                }
-                _ => head.age.set(value),
+            .decode(block, crate::h2::HeadFields::wanted, |name, value| {
+                head.keep(name, value)
             })
             .map_err(|e| format!("the server's header block does not decode (HPACK: {})", e.0))?;
         Ok(())

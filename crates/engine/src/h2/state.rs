@@ -56,43 +56,12 @@ pub(super) struct Shared {
     pub(super) partial: Option<(u32, bool)>,
     pub(super) partial_block: Vec<u8>,
     /// The response head fields of the block being decoded.
-    pub(super) head: HeadFields,
+    pub(super) head: crate::h2::HeadFields,
     /// When the bytes being processed were read, taken at the first response head that
     /// needs it.
     pub(super) read_at: Option<std::time::Instant>,
     /// Bytes read off the connection since a handle last counted them.
     pub(super) wire: u64,
-}
-
-#[derive(Default)]
-pub(super) struct HeadFields {
-    pub(super) status: Option<u16>,
-    pub(super) varnish: Kept,
-    pub(super) x_cache: Kept,
-    pub(super) cache_status: Kept,
-    pub(super) age: Kept,
-    /// The origin's own time (`Server-Timing`).
-    pub(super) origin: Option<u64>,
-}
-
-/// A header value kept from one header block to decide the cache status; its buffer is
-/// reused, so a Varnish response (X-Varnish and Age on every one) allocates nothing.
-#[derive(Default)]
-pub(super) struct Kept {
-    pub(super) value: Vec<u8>,
-    pub(super) seen: bool,
-}
-
-impl Kept {
-    pub(super) fn set(&mut self, value: &[u8]) {
-        self.value.clear();
-        self.value.extend_from_slice(value);
-        self.seen = true;
-    }
-
-    pub(super) fn get(&self) -> Option<&[u8]> {
-        self.seen.then_some(&self.value[..])
-    }
 }
 
 /// A handle's stream: the request in flight and what its response said so far.
@@ -149,7 +118,7 @@ impl Shared {
             handles: 0,
             partial: None,
             partial_block: Vec::new(),
-            head: HeadFields::default(),
+            head: crate::h2::HeadFields::default(),
             read_at: None,
             wire: 0,
         }
@@ -362,7 +331,7 @@ impl Shared {
 }
 
 /// Headers HTTP/2 forbids (RFC 9113 section 8.2.2), dropped as hyper drops them.
-fn is_connection_specific(name: &[u8], value: &[u8]) -> bool {
+pub(crate) fn is_connection_specific(name: &[u8], value: &[u8]) -> bool {
     match name {
         b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
         | b"host" => true,

@@ -7,21 +7,20 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use bytes::{Buf as _, Bytes};
 use http::Method;
+use quinn::{SendStream, VarInt};
 use tokio::sync::watch;
 use vload_schema::{ErrorKind, Handshakes};
 
-use super::errors;
-use super::gate::{Gate, Gated};
-use crate::cache::classify as classify_headers;
+use super::control;
+use super::errors::{self, StreamFail};
+use super::frames::{self, ReadFail, Reader};
 use crate::failure::Failure;
+use crate::h2::HeadFields;
 use crate::protocol::quic::Made;
 use crate::protocol::{Counts, Dial, Link, Opened, Refused};
 use crate::response::Response;
 use crate::workload::{Request, Wire};
-
-type Sender = h3::client::SendRequest<Gated<h3_quinn::OpenStreams>, Bytes>;
 
 /// Where a connection's early data stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,14 +39,21 @@ enum Early {
 /// What the handles of one connection share.
 struct Shared {
     conn: quinn::Connection,
-    /// h3's request sender, replaced when refused early data made HTTP/3 start again.
-    sender: RefCell<Sender>,
+    /// vload's control stream, kept open (its end is a connection error); opened again when
+    /// refused early data made the server forget it.
+    control: RefCell<Option<SendStream>>,
     /// Set when the connection closed or the server sent GOAWAY: no new request.
-    gone: Cell<bool>,
+    gone: Rc<Cell<bool>>,
     /// The worker's count of handshake kinds and early requests.
     tally: Rc<Cell<Handshakes>>,
-    /// The first HTTP/3's driver, ended when the server refuses the early data.
-    driver: Cell<Option<tokio::task::AbortHandle>>,
+    /// The task reading the server's streams, ended with the last handle.
+    driver: tokio::task::AbortHandle,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
 }
 
 impl Shared {
@@ -68,6 +74,12 @@ pub(crate) struct H3Conn {
     received: Cell<u64>,
     written: Cell<u64>,
     first_byte: Cell<Option<Instant>>,
+    /// The request's field section and frames, and the response head's fields: buffers
+    /// kept from one request to the next.
+    block: Vec<u8>,
+    out: Vec<u8>,
+    head: HeadFields,
+    scratch: (Vec<u8>, Vec<u8>),
 }
 
 impl H3Conn {
@@ -79,35 +91,30 @@ impl H3Conn {
             received: Cell::new(0),
             written: Cell::new(0),
             first_byte: Cell::new(None),
+            block: Vec::new(),
+            out: Vec::new(),
+            head: HeadFields::default(),
+            scratch: Default::default(),
         }
     }
 }
 
-/// HTTP/3 over `conn` through `gate`: h3's SETTINGS out, its driver (the control stream)
-/// on a task of its own, which marks the connection gone once QUIC's connection has closed.
-async fn start(
-    conn: &quinn::Connection,
-    gate: Rc<Gate>,
-    gone: Option<Rc<Shared>>,
-) -> Result<(Sender, tokio::task::AbortHandle), Failure> {
+/// HTTP/3 over `conn`: vload's control stream out, and a task reading the server's
+/// streams, which marks the connection gone on GOAWAY and once QUIC's connection closed.
+async fn start(conn: &quinn::Connection, tally: &Rc<Cell<Handshakes>>) -> Result<Shared, Failure> {
     let addr = conn.remote_address();
-    let gated = Gated {
-        inner: h3_quinn::Connection::new(conn.clone()),
-        gate,
-    };
-    let (mut driver, sender) = h3::client::new(gated)
+    let control = control::open(conn)
         .await
         .map_err(|e| (ErrorKind::Protocol, format!("HTTP/3 with {addr}: {e}")))?;
-    let task = tokio::task::spawn_local(async move {
-        // Errors surface on the streams that see them.
-        let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
-        if let Some(shared) = gone
-            && shared.conn.close_reason().is_some()
-        {
-            shared.gone.set(true);
-        }
-    });
-    Ok((sender, task.abort_handle()))
+    let gone = Rc::new(Cell::new(false));
+    let driver = tokio::task::spawn_local(control::serve(conn.clone(), gone.clone()));
+    Ok(Shared {
+        conn: conn.clone(),
+        control: RefCell::new(Some(control)),
+        gone,
+        tally: tally.clone(),
+        driver: driver.abort_handle(),
+    })
 }
 
 impl Link for H3Conn {
@@ -129,24 +136,13 @@ impl Link for H3Conn {
         // One handshake makes the connection, TLS 1.3 inside it: recorded as its connect
         // time (the report says "QUIC connect"), with no second TLS step. With early data,
         // the connection is usable at once: its connect time is that moment.
-        let gate = match accepted {
-            Err(_) => Gate::open(),
-            Ok(_) => Rc::new(Gate::default()),
-        };
-        let (sender, driver) =
-            start(&conn, gate.clone(), None)
-                .await
-                .map_err(|failure| Refused {
-                    failure,
-                    transport: Some((took, None)),
-                })?;
-        let shared = Rc::new(Shared {
-            conn,
-            sender: RefCell::new(sender),
-            gone: Cell::new(false),
-            tally: dial.handshakes.clone(),
-            driver: Cell::new(Some(driver)),
-        });
+        let shared = start(&conn, &dial.handshakes)
+            .await
+            .map(Rc::new)
+            .map_err(|failure| Refused {
+                failure,
+                transport: Some((took, None)),
+            })?;
         let early = match accepted {
             Err(full) => {
                 shared.count(|h| *if full { &mut h.full } else { &mut h.resumed } += 1);
@@ -154,7 +150,7 @@ impl Link for H3Conn {
             }
             Ok(accepted) => {
                 let (tell, early) = watch::channel(Early::Pending);
-                tokio::task::spawn_local(settle(shared.clone(), gate, accepted, tell));
+                tokio::task::spawn_local(settle(shared.clone(), accepted, tell));
                 early
             }
         };
@@ -190,8 +186,7 @@ impl Link for H3Conn {
         request: Request<'a>,
         _wire: Option<&'a Wire>,
     ) -> impl Future<Output = Result<Response, Failure>> + 'a {
-        // Boxed: h3's futures are large, and h3 allocates a request anyway.
-        Box::pin(exchange(self, request))
+        exchange(self, request)
     }
 
     fn take_counts(&mut self) -> Counts {
@@ -205,23 +200,14 @@ impl Link for H3Conn {
     }
 }
 
-/// Waits for the server's word on the early data: counted, and when refused, HTTP/3 is
-/// started again over the completed handshake before the handles hear of it.
-async fn settle(
-    shared: Rc<Shared>,
-    gate: Rc<Gate>,
-    accepted: quinn::ZeroRttAccepted,
-    tell: watch::Sender<Early>,
-) {
-    let taken = accepted.await;
-    gate.said(taken);
-    if taken {
+/// Waits for the server's word on the early data: counted, and when refused, vload's
+/// control stream is opened again (the server forgot every stream sent early) before the
+/// handles hear of it.
+async fn settle(shared: Rc<Shared>, accepted: quinn::ZeroRttAccepted, tell: watch::Sender<Early>) {
+    if accepted.await {
         shared.count(|h| h.early_accepted += 1);
         let _ = tell.send(Early::Accepted);
         return;
-    }
-    if let Some(first) = shared.driver.take() {
-        first.abort();
     }
     shared.count(|h| h.early_rejected += 1);
     // Mostly a server that could not resume (restarted, or its ticket keys rotated): a full
@@ -230,11 +216,8 @@ async fn settle(
     // none: the claim then finds nothing, unless another handshake of this worker has a
     // certificate counted and not yet claimed at this very moment.)
     let _ = crate::tls::take_full_handshake();
-    match start(&shared.conn, Gate::open(), Some(shared.clone())).await {
-        Ok((sender, driver)) => {
-            *shared.sender.borrow_mut() = sender;
-            shared.driver.set(Some(driver));
-        }
+    match control::open(&shared.conn).await {
+        Ok(control) => *shared.control.borrow_mut() = Some(control),
         Err(_) => shared.gone.set(true),
     }
     let _ = tell.send(Early::Refused);
@@ -278,48 +261,59 @@ async fn exchange(link: &mut H3Conn, request: Request<'_>) -> Result<Response, F
     once(link, request).await
 }
 
-static SERVER_TIMING: http::HeaderName = http::HeaderName::from_static("server-timing");
-
 /// One request on a new stream: the head and body out, the response's head, then its body
 /// counted as it arrives.
-async fn once(link: &H3Conn, request: Request<'_>) -> Result<Response, Failure> {
-    let shared = &link.shared;
+async fn once(link: &mut H3Conn, request: Request<'_>) -> Result<Response, Failure> {
+    let shared = link.shared.clone();
     let conn = &shared.conn;
-    let addr = conn.remote_address();
-    let fail = |e: &h3::error::StreamError, in_body: bool| {
-        let failure = errors::stream(addr, e, conn.close_reason(), in_body);
+    let fail = |e: StreamFail, in_body: bool| {
+        if let StreamFail::Read(ReadFail::Protocol(code, what)) = &e {
+            conn.close(
+                VarInt::from_u64(*code).unwrap_or(VarInt::MAX),
+                what.as_bytes(),
+            );
+        }
+        let failure = errors::stream(conn.remote_address(), &e, conn.close_reason(), in_body);
         if matches!(failure.0, ErrorKind::Goaway) || conn.close_reason().is_some() {
             shared.gone.set(true);
         }
         failure
     };
-    let body = request.body();
-    let mut sender = shared.sender.borrow().clone();
-    let mut stream = sender
-        .send_request(request.head())
+    let (mut send, mut recv) = conn
+        .open_bi()
         .await
-        .map_err(|e| fail(&e, false))?;
+        .map_err(|e| fail(StreamFail::Open(e), false))?;
+    let body = frames::encode_request(&request, &mut link.block, &mut link.out);
+    send.write_all(&link.out)
+        .await
+        .map_err(|e| fail(StreamFail::Write(e), false))?;
     if !body.is_empty() {
         let len = body.len() as u64;
-        stream.send_data(body).await.map_err(|e| fail(&e, false))?;
+        send.write_chunk(body)
+            .await
+            .map_err(|e| fail(StreamFail::Write(e), false))?;
         link.written.set(link.written.get() + len);
     }
-    stream.finish().await.map_err(|e| fail(&e, false))?;
-    let response = stream.recv_response().await.map_err(|e| fail(&e, false))?;
+    // Only a stream already ended says no, and its reading says why.
+    let _ = send.finish();
+    let mut reader = Reader::new(&mut recv);
+    reader
+        .head(&mut link.head, &mut link.scratch)
+        .await
+        .map_err(|e| fail(StreamFail::Read(e), false))?;
     link.first_byte.set(Some(Instant::now()));
-    let status = response.status().as_u16();
-    let cache = classify_headers(response.headers());
-    let origin = response
-        .headers()
-        .get_all(&SERVER_TIMING)
-        .iter()
-        .find_map(|v| crate::timing::origin_ns(v.as_bytes()));
+    let status = link.head.status.unwrap_or_default();
+    let cache = link.head.cache();
+    let origin = link.head.origin;
     let mut body_bytes = 0u64;
-    while let Some(chunk) = stream.recv_data().await.map_err(|e| fail(&e, true))? {
-        let n = chunk.remaining() as u64;
-        body_bytes += n;
-        link.received.set(link.received.get() + n);
-    }
+    let received = &link.received;
+    reader
+        .body(|n| {
+            body_bytes += n;
+            received.set(received.get() + n);
+        })
+        .await
+        .map_err(|e| fail(StreamFail::Read(e), true))?;
     Ok(Response {
         status,
         body_bytes,

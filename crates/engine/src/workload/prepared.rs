@@ -271,12 +271,6 @@ impl<'a> Request<'a> {
         self.with_body(http2, Full::new(self.body()))
     }
 
-    /// The request's head in `http`'s types, for a client that sends the body apart
-    /// (HTTP/3's, which names the authority as HTTP/2 does).
-    pub(crate) fn head(&self) -> http::Request<()> {
-        self.with_body(true, ())
-    }
-
     fn with_body<B>(&self, http2: bool, body: B) -> http::Request<B> {
         let (uri, headers) = match (&self.prepared.own, self.target) {
             (Own::Hyper { uri, headers }, None) => (uri.clone(), headers.clone()),

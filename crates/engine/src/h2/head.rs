@@ -1,0 +1,84 @@
+//! The fields of a response head vload keeps (`:status`, the cache headers, the origin's
+//! `Server-Timing`), decoded by HTTP/2's and HTTP/3's clients alike.
+
+use crate::cache::{CacheClass, CacheHeaders, CacheSource};
+
+#[derive(Default)]
+pub(crate) struct HeadFields {
+    pub(crate) status: Option<u16>,
+    varnish: Kept,
+    x_cache: Kept,
+    cache_status: Kept,
+    age: Kept,
+    /// The origin's own time (`Server-Timing`).
+    pub(crate) origin: Option<u64>,
+}
+
+impl HeadFields {
+    /// Forgets the last head's fields (keeping their buffers).
+    pub(crate) fn clear(&mut self) {
+        self.status = None;
+        self.varnish.seen = false;
+        self.x_cache.seen = false;
+        self.cache_status.seen = false;
+        self.age.seen = false;
+        self.origin = None;
+    }
+
+    /// Whether a field of this (lowercase) name is one vload keeps.
+    pub(crate) fn wanted(name: &[u8]) -> bool {
+        matches!(
+            name,
+            b":status" | b"x-varnish" | b"x-cache" | b"cache-status" | b"age" | b"server-timing"
+        )
+    }
+
+    /// Keeps a field [`HeadFields::wanted`] accepted.
+    pub(crate) fn keep(&mut self, name: &[u8], value: &[u8]) {
+        match name {
+            b":status" => {
+                self.status = std::str::from_utf8(value)
+                    .ok()
+                    .filter(|v| v.len() == 3)
+                    .and_then(|v| v.parse().ok());
+            }
+            b"x-varnish" => self.varnish.set(value),
+            b"x-cache" => self.x_cache.set(value),
+            b"cache-status" => self.cache_status.set(value),
+            b"server-timing" => {
+                self.origin = self.origin.or_else(|| crate::timing::origin_ns(value));
+            }
+            _ => self.age.set(value),
+        }
+    }
+
+    /// What the head said of the cache.
+    pub(crate) fn cache(&self) -> (CacheClass, Option<CacheSource>) {
+        crate::cache::decide(CacheHeaders {
+            varnish: self.varnish.get(),
+            status: self.cache_status.get(),
+            x_cache: self.x_cache.get(),
+            age: self.age.get(),
+        })
+    }
+}
+
+/// A header value kept from one header block to decide the cache status; its buffer is
+/// reused, so a Varnish response (X-Varnish and Age on every one) allocates nothing.
+#[derive(Default)]
+struct Kept {
+    value: Vec<u8>,
+    seen: bool,
+}
+
+impl Kept {
+    fn set(&mut self, value: &[u8]) {
+        self.value.clear();
+        self.value.extend_from_slice(value);
+        self.seen = true;
+    }
+
+    fn get(&self) -> Option<&[u8]> {
+        self.seen.then_some(&self.value[..])
+    }
+}
