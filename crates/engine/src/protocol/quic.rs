@@ -9,6 +9,7 @@
 //! and lets quinn's GSO and GRO send and receive many datagrams a system call.
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use quinn::ConnectionError;
 use vload_schema::ErrorKind;
 
+use super::unreachable::{self, Unreachable};
 use crate::failure::Failure;
 use rustls::pki_types::ServerName;
 
@@ -101,10 +103,24 @@ impl Endpoint {
 /// receives, which quinn's connection does not tell: a Retry is a long-header packet of
 /// type 3 (RFC 9000, 17.2.5), seen by its first byte and a version that is not zero (a
 /// version negotiation packet's).
+///
+/// It also reads the ICMP errors the kernel queues for it ([`Unreachable`]).
 #[derive(Debug)]
 struct RetryCounted {
     inner: Arc<dyn quinn::AsyncUdpSocket>,
     retries: AtomicU64,
+    /// The addresses ICMP said cannot be reached, noted by the endpoint's watcher.
+    unreachable: Arc<Unreachable>,
+    /// That watcher, ended with the socket.
+    watcher: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for RetryCounted {
+    fn drop(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            watcher.abort();
+        }
+    }
 }
 
 impl RetryCounted {
@@ -116,10 +132,15 @@ impl RetryCounted {
             let _ = socket.set_only_v6(false);
         }
         socket.bind(&addr.into())?;
+        unreachable::ask(socket.as_raw_fd(), addr.is_ipv6());
+        let unreachable = Arc::new(Unreachable::default());
+        let watcher = unreachable::watch(&socket, unreachable.clone());
         let inner = quinn::Runtime::wrap_udp_socket(&quinn::TokioRuntime, socket.into())?;
         Ok(Arc::new(RetryCounted {
             inner,
             retries: AtomicU64::new(0),
+            unreachable,
+            watcher,
         }))
     }
 
@@ -234,7 +255,18 @@ impl Endpoint {
                 Err(again) => connecting = again,
             }
         }
-        match tokio::time::timeout(timeout, connecting).await {
+        let refused = self.socket.unreachable.wait(addr, began);
+        let handshake = tokio::time::timeout(timeout, connecting);
+        let done = tokio::select! {
+            done = handshake => done,
+            e = refused => {
+                return Err((
+                    ErrorKind::ConnectRefused,
+                    format!("QUIC connect to {addr}: {e} (ICMP)"),
+                ));
+            }
+        };
+        match done {
             Err(_) => Err((
                 ErrorKind::ConnectTimeout,
                 format!("no QUIC handshake with {addr} within {timeout:?}"),

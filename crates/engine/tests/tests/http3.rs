@@ -190,6 +190,34 @@ fn quic_failures_land_under_their_kinds() {
         run.totals.errors
     );
 
+    // A UDP port nobody listens on: the kernel answers each Initial with ICMP's "port
+    // unreachable", which ends the handshake at once as a refused connect (as TCP's RST),
+    // long before its timeout.
+    let nobody = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = nobody.local_addr().unwrap();
+    drop(nobody);
+    let mut p = h3_plan(port, "/", &ca, closed(1), count(3), 1);
+    p.connect_timeout = Duration::from_secs(30);
+    let began = std::time::Instant::now();
+    let run = attack(p);
+    balanced(&run);
+    let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
+    assert_eq!(
+        kinds,
+        [ErrorKind::ConnectRefused],
+        "{:?}",
+        run.totals.errors
+    );
+    assert_eq!(run.totals.errors[&ErrorKind::ConnectRefused].count, 3);
+    assert!(
+        run.totals.errors[&ErrorKind::ConnectRefused]
+            .sample
+            .contains("ICMP"),
+        "{:?}",
+        run.totals.errors
+    );
+    assert!(began.elapsed() < Duration::from_secs(20), "not its timeout");
+
     // The system's roots do not know the origin's certificate.
     let mut p = h3_plan(origin.addr(), "/", &ca, closed(1), count(3), 1);
     p.tls = Some(TlsOptions {
