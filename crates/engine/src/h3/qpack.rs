@@ -129,6 +129,25 @@ impl FieldEncoder {
     }
 
     pub(crate) fn field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+        // The pseudo-fields every request has, without a walk through the table.
+        let known = match (name, value) {
+            (b":method", b"GET") => Some((17, true)),
+            (b":scheme", b"https") => Some((23, true)),
+            (b":path", b"/") => Some((1, true)),
+            (b":authority", _) => Some((0, false)),
+            (b":path", _) => Some((1, false)),
+            _ => None,
+        };
+        if let Some((i, whole)) = known {
+            if whole {
+                put_integer(out, 0xc0, 6, i);
+            } else {
+                put_integer(out, 0x50, 4, i);
+                put_integer(out, 0, 7, value.len());
+                out.extend_from_slice(value);
+            }
+            return;
+        }
         let mut by_name = None;
         for (i, (n, v)) in STATIC.iter().enumerate() {
             if *n == name {
@@ -264,6 +283,27 @@ mod tests {
             })
             .collect();
         assert_eq!(seen, want);
+    }
+
+    /// The pseudo-fields encoded without the table's walk are the table's own entries.
+    #[test]
+    fn the_known_pseudo_fields_are_the_tables_entries() {
+        assert_eq!(STATIC[17], (&b":method"[..], &b"GET"[..]));
+        assert_eq!(STATIC[23], (&b":scheme"[..], &b"https"[..]));
+        assert_eq!(STATIC[1], (&b":path"[..], &b"/"[..]));
+        assert_eq!(STATIC[0].0, b":authority");
+        for (n, v) in [
+            (&b":path"[..], &b"/"[..]),
+            (b":path", b"/x"),
+            (b":authority", b"a:1"),
+        ] {
+            let mut block = Vec::new();
+            FieldEncoder::begin(&mut block);
+            FieldEncoder::field(n, v, &mut block);
+            let seen = decoded(&block).unwrap();
+            assert_eq!(seen[0].0.as_bytes(), n);
+            assert_eq!(seen[0].1.as_bytes(), v);
+        }
     }
 
     /// RFC 9204, B.1: a literal with a name reference, `:path /index.html`.
