@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # HTTP/2 against HTTP/3 over a lossy, delayed link: Caddy (h2 over TLS and h3 on one port) in
 # front of vload origin, both in a network namespace reached through a veth pair whose two
-# ends each delay by half the round trip and drop a share of the packets (tc netem). The same
-# open-loop workload (a 50 KB object at a fixed rate) over each protocol, for each loss rate;
-# prints latency percentiles, goodput and errors, one row each.
+# ends each delay by half the round trip and drop a share of the packets (tc netem), or, on a
+# kernel without netem, through benches/netpath.py (two TUN devices joined in user space with
+# the same delay and loss). The same open-loop workload (a 50 KB object at a fixed rate) over
+# each protocol, for each loss rate; prints latency percentiles, goodput and errors, one row
+# each.
 #   sudo bash benches/http3-netem.sh [RTT_MS] [LOSSES] [RATE] [SECONDS]
 #   defaults: 20 ms, "0 1 5" (percent), 100/s, 20 s. Needs root (ip netns, tc), caddy.
 set -euo pipefail
 rtt=${1:-20}; losses=${2:-0 1 5}; rate=${3:-100}; secs=${4:-20}
 top=$(cd "$(dirname "$0")/.." && pwd)
-for tool in ip tc iptables caddy python3; do
-    command -v $tool >/dev/null || { echo "needs $tool (apt-get install -y iproute2 iptables caddy)" >&2; exit 2; }
+for tool in ip tc caddy python3; do
+    command -v $tool >/dev/null || { echo "needs $tool (apt-get install -y iproute2 caddy)" >&2; exit 2; }
 done
 [[ $(id -u) == 0 ]] || { echo "needs root: ip netns and tc" >&2; exit 2; }
 cargo build --release -q --manifest-path "$top/Cargo.toml" -p vload
@@ -19,18 +21,32 @@ ns=vload-netem-$$; host_if=vnh$$; ns_if=vns$$
 tmp=$(mktemp -d); chmod 755 "$tmp"; pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    [[ -n ${netem-x} ]] || unshape || true
     ip link del "$host_if" 2>/dev/null || true
     ip netns del "$ns" 2>/dev/null || true
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 ip netns add "$ns"
-ip link add "$host_if" type veth peer name "$ns_if"
-ip link set "$ns_if" netns "$ns"
-ip addr add 10.77.0.1/24 dev "$host_if"; ip link set "$host_if" up
-ip netns exec "$ns" ip addr add 10.77.0.2/24 dev "$ns_if"
-ip netns exec "$ns" ip link set "$ns_if" up
+netem=1
+# Probed on the new namespace's loopback, never the host's.
+ip netns exec "$ns" tc qdisc add dev lo root netem delay 0ms 2>/dev/null || netem=
+if [[ -n $netem ]]; then
+    ip link add "$host_if" type veth peer name "$ns_if"
+    ip link set "$ns_if" netns "$ns"
+    ip addr add 10.77.0.1/24 dev "$host_if"; ip link set "$host_if" up
+    ip netns exec "$ns" ip addr add 10.77.0.2/24 dev "$ns_if"
+    ip netns exec "$ns" ip link set "$ns_if" up
+else
+    # No netem in this kernel: the path is benches/netpath.py, two TUN devices joined in user
+    # space with the delay and the loss (read from $tmp/loss, a fraction).
+    echo 0 > "$tmp/loss"
+    mkfifo "$tmp/path.out"
+    python3 "$top/benches/netpath.py" "$ns" "$host_if" "$ns_if" 10.77.0.1 10.77.0.2 "$rtt" \
+        "$tmp/loss" > "$tmp/path.out" 2>&1 & pids+=($!)
+    read -r -t 10 line < "$tmp/path.out" && [[ $line == ready ]] \
+        || { echo "the user-space path did not start: $line" >&2; exit 1; }
+    cat "$tmp/path.out" > "$tmp/path.log" & pids+=($!)
+fi
 ip netns exec "$ns" ip link set lo up
 
 # The origin and Caddy in the namespace.
@@ -43,20 +59,11 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 
-# shape LOSS: each end delays by half the round trip and drops LOSS percent (tc netem). A
-# kernel without netem (CONFIG_NET_SCH_NETEM unset, as on some VMs) gets the loss alone, from
-# iptables' statistic match in both directions, and no delay: said in the table's heading.
-#
-# unshape: the loss rules of this script's interfaces, removed (the host's own rules stay).
-unshape() {
-    ip netns exec "$ns" iptables -F INPUT 2>/dev/null || true
-    iptables -S INPUT | { grep -- "-i $host_if " || true; } | sed "s/^-A INPUT //" | while read -r rule; do
-        # shellcheck disable=SC2086 # the rule's words, as iptables printed them
-        iptables -D INPUT $rule
-    done
-}
-netem=1
-tc qdisc add dev lo root netem delay 0ms 2>/dev/null && tc qdisc del dev lo root || netem=
+# shape LOSS: each end delays by half the round trip and drops LOSS percent: tc netem on the
+# veth pair, or, on a kernel without netem (CONFIG_NET_SCH_NETEM unset, as on some VMs), the
+# user-space path, told the new loss through its file. Both drop packets as they cross the
+# path, never in the sender's own stack (an iptables DROP in OUTPUT fails sendmsg with EPERM
+# and takes a whole GSO batch).
 shape() {
     if [[ -n $netem ]]; then
         local half; half=$(python3 -c "print($rtt / 2)")
@@ -64,19 +71,13 @@ shape() {
         ip netns exec "$ns" tc qdisc replace dev "$ns_if" root netem delay "${half}ms" loss "$1%" limit 100000
         return
     fi
-    local p; p=$(python3 -c "print($1 / 100)")
-    # Dropped as they arrive at each end (INPUT on that end's interface), never as they leave:
-    # a drop in OUTPUT fails the sender's sendmsg (EPERM) and takes a whole GSO batch.
-    unshape
-    if [[ $1 != 0 ]]; then
-        ip netns exec "$ns" iptables -A INPUT -i "$ns_if" -m statistic --mode random --probability "$p" -j DROP
-        iptables -A INPUT -i "$host_if" -m statistic --mode random --probability "$p" -j DROP
-    fi
+    python3 -c "print($1 / 100)" > "$tmp/loss.new" && mv "$tmp/loss.new" "$tmp/loss"
+    sleep 0.3
 }
 
 echo "host: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores, Linux $(uname -r), $(date -u +%Y-%m-%d)"
 link="RTT $rtt ms (netem)"
-[[ -n $netem ]] || link="no added delay (this kernel has no netem), loss by iptables"
+[[ -n $netem ]] || link="RTT $rtt ms and loss by benches/netpath.py (this kernel has no netem)"
 echo "vload $(git -C "$top" rev-parse --short HEAD), $(caddy version | awk '{print "caddy", $1}'); $link; $rate/s of 50 KB for $secs s"
 echo
 echo "| loss | protocol | p50 | p90 | p99 | goodput MB/s | completed | errors | connections |"
