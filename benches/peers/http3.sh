@@ -6,6 +6,8 @@
 #   bash benches/peers/http3.sh [LEVELS] [SECONDS] [ROUNDS]
 #   defaults: "4x4 16x1 1x1" (connections x streams), 5 s, 5 rounds.
 # OHA=/path/to/oha skips the build (cargo install oha --features http3, into target/peers).
+# BASE=/path/to/another/vload adds that build to every round (a build before a change), and
+# prints this build's CPU a request over it.
 set -euo pipefail
 levels=${1:-4x4 16x1 1x1}; secs=${2:-5}; rounds=${3:-5}
 source "$(dirname "$0")/lib.sh"
@@ -47,7 +49,8 @@ CADDY
     targets+=("caddy https://localhost:$cport/")
 fi
 
-# vload_h3 C S URL: "REQUESTS SECONDS CPU_S"
+# vload_h3 C S URL: "REQUESTS SECONDS CPU_S" (base_h3: the same with $BASE)
+base_h3() { vload=$BASE vload_h3 "$@"; }
 vload_h3() {
     taskset -c 1 /usr/bin/time -f "%U %S" -o "$tmp/time" "$vload" attack --http3 --insecure \
         --threads 1 -c "$1" --streams "$2" -d "${secs}s" --no-progress --quiet -o "$tmp/run.json" "$3"
@@ -80,6 +83,7 @@ for target in "${targets[@]}"; do
         c=${level%x*}; s=${level#*x}
         for round in $(seq "$rounds"); do
             order=(vload oha); (( round % 2 == 0 )) && order=(oha vload)
+            [[ -n ${BASE-} ]] && order+=(base)
             for tool in "${order[@]}"; do
                 read -r n took cpu < <("${tool}_h3" "$c" "$s" "$url")
                 echo "$name $level $round $tool $n $took $cpu" >> "$tmp/results"
@@ -108,4 +112,9 @@ for name, level in sorted({(k[0], k[1]) for k in runs}, key=lambda k: (k[0], k[1
             f"{med(rate):.2f}x [{min(rate):.2f}, {max(rate):.2f}]",
             f"{med(cpu):.2f}x [{min(cpu):.2f}, {max(cpu):.2f}]")
         print(f"| {name} | {level} | {tool} | {med(x[0] for x in xs):,.0f} | {med(x[1] for x in xs):.1f} | {ratios[0]} | {ratios[1]} |")
+    if any(k[3] == "base" for k in runs):
+        xs = [runs[(name, level, r, "base")] for r in rounds]
+        cpu = [runs[(name, level, r, "vload")][1] / runs[(name, level, r, "base")][1] for r in rounds]
+        print(f"| {name} | {level} | base | {med(x[0] for x in xs):,.0f} | {med(x[1] for x in xs):.1f} | "
+              f"vload / base CPU a request: | {med(cpu):.2f}x [{min(cpu):.2f}, {max(cpu):.2f}] |")
 PY
