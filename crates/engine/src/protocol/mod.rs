@@ -19,6 +19,7 @@ mod dial;
 mod hyper;
 mod link;
 pub(crate) mod quic;
+mod udp;
 mod unreachable;
 
 pub(crate) use conn::Conn;

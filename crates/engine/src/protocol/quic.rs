@@ -9,15 +9,14 @@
 //! and lets quinn's GSO and GRO send and receive many datagrams a system call.
 
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use quinn::ConnectionError;
 use vload_schema::ErrorKind;
 
-use super::unreachable::{self, Unreachable};
+use super::udp::Socket;
 use crate::failure::Failure;
 use rustls::pki_types::ServerName;
 
@@ -32,8 +31,10 @@ const STREAM_WINDOW: u32 = (1 << 30) - 1;
 /// connection of the attack shares.
 pub(crate) struct Endpoint {
     endpoint: quinn::Endpoint,
-    /// Its UDP socket, which counts the Retry packets it receives.
-    socket: Arc<RetryCounted>,
+    /// Its UDP socket, which counts the Retry packets it receives and notes ICMP's errors.
+    socket: Arc<Socket>,
+    /// The task noting those errors as they come, ended with the endpoint.
+    watcher: tokio::task::AbortHandle,
     config: quinn::ClientConfig,
     /// The URL's server name, sent as SNI and checked against the certificate.
     server_name: String,
@@ -68,7 +69,7 @@ impl Endpoint {
         } else {
             (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
         };
-        let socket = RetryCounted::bind(any).map_err(|e| {
+        let socket = Socket::bind(any).map_err(|e| {
             let kind = if crate::failure::is_client_limit(&e) {
                 ErrorKind::ClientLimit
             } else {
@@ -76,19 +77,33 @@ impl Endpoint {
             };
             (kind, format!("cannot open a UDP socket for QUIC: {e}"))
         })?;
-        let endpoint = socket.clone().endpoint().map_err(|e| {
+        let endpoint = quinn::Endpoint::new_with_abstract_socket(
+            quinn::EndpointConfig::default(),
+            None,
+            socket.clone(),
+            Arc::new(Local),
+        )
+        .map_err(|e| {
             (
                 ErrorKind::Connect,
                 format!("cannot start QUIC's endpoint: {e}"),
             )
         })?;
+        let watcher = tokio::spawn(socket.clone().watch_errors()).abort_handle();
         Ok(Endpoint {
             endpoint,
             socket,
+            watcher,
             config,
             server_name: name.to_str().into_owned(),
             early_data: tls.enable_early_data,
         })
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.watcher.abort();
     }
 }
 
@@ -99,112 +114,33 @@ impl Endpoint {
     }
 }
 
-/// A UDP socket (quinn's own, GSO and GRO included) that counts the Retry packets it
-/// receives, which quinn's connection does not tell: a Retry is a long-header packet of
-/// type 3 (RFC 9000, 17.2.5), seen by its first byte and a version that is not zero (a
-/// version negotiation packet's).
-///
-/// It also reads the ICMP errors the kernel queues for it ([`Unreachable`]).
+/// quinn's tasks (the endpoint's driver and each connection's) on the worker's `LocalSet`,
+/// beside the lanes whose streams they serve, instead of the runtime's queue: the responses
+/// a wake-up brings, the requests they free and the packets that carry those go out in one
+/// turn of the `LocalSet`, where tasks on the runtime's queue would make the runtime check
+/// its reactor (an `epoll_wait` more) each time they woke a lane. (The endpoint is opened
+/// by a lane: always inside the worker's `LocalSet`.)
 #[derive(Debug)]
-struct RetryCounted {
-    inner: Arc<dyn quinn::AsyncUdpSocket>,
-    retries: AtomicU64,
-    /// The addresses ICMP said cannot be reached, noted by the endpoint's watcher.
-    unreachable: Arc<Unreachable>,
-    /// That watcher, ended with the socket.
-    watcher: Option<tokio::task::AbortHandle>,
-}
+struct Local;
 
-impl Drop for RetryCounted {
-    fn drop(&mut self) {
-        if let Some(watcher) = &self.watcher {
-            watcher.abort();
-        }
-    }
-}
-
-impl RetryCounted {
-    /// Binds `addr` (dual-stack for IPv6, as quinn's own client endpoint does).
-    fn bind(addr: SocketAddr) -> std::io::Result<Arc<RetryCounted>> {
-        use socket2::{Domain, Protocol, Socket, Type};
-        let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-        if addr.is_ipv6() {
-            let _ = socket.set_only_v6(false);
-        }
-        socket.bind(&addr.into())?;
-        unreachable::ask(socket.as_raw_fd(), addr.is_ipv6());
-        let unreachable = Arc::new(Unreachable::default());
-        let watcher = unreachable::watch(&socket, unreachable.clone());
-        let inner = quinn::Runtime::wrap_udp_socket(&quinn::TokioRuntime, socket.into())?;
-        Ok(Arc::new(RetryCounted {
-            inner,
-            retries: AtomicU64::new(0),
-            unreachable,
-            watcher,
-        }))
+impl quinn::Runtime for Local {
+    fn new_timer(&self, at: Instant) -> std::pin::Pin<Box<dyn quinn::AsyncTimer>> {
+        Box::pin(tokio::time::sleep_until(at.into()))
     }
 
-    /// A client endpoint on this socket.
-    fn endpoint(self: Arc<Self>) -> std::io::Result<quinn::Endpoint> {
-        quinn::Endpoint::new_with_abstract_socket(
-            quinn::EndpointConfig::default(),
-            None,
-            self,
-            Arc::new(quinn::TokioRuntime),
-        )
-    }
-}
-
-/// Whether `datagram` is a QUIC v1 Retry packet.
-fn is_retry(datagram: &[u8]) -> bool {
-    datagram.len() > 5 && datagram[0] & 0xb0 == 0xb0 && datagram[1..5] != [0; 4]
-}
-
-impl quinn::AsyncUdpSocket for RetryCounted {
-    fn create_io_poller(self: Arc<Self>) -> std::pin::Pin<Box<dyn quinn::UdpPoller>> {
-        self.inner.clone().create_io_poller()
+    fn spawn(&self, future: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) {
+        tokio::task::spawn_local(future);
     }
 
-    fn try_send(&self, transmit: &quinn::udp::Transmit) -> std::io::Result<()> {
-        self.inner.try_send(transmit)
-    }
-
-    fn poll_recv(
+    fn wrap_udp_socket(
         &self,
-        cx: &mut std::task::Context,
-        bufs: &mut [std::io::IoSliceMut<'_>],
-        meta: &mut [quinn::udp::RecvMeta],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        let polled = self.inner.poll_recv(cx, bufs, meta);
-        if let std::task::Poll::Ready(Ok(n)) = polled {
-            for (buf, meta) in bufs.iter().zip(meta.iter()).take(n) {
-                let data = &buf[..meta.len.min(buf.len())];
-                let seen = data
-                    .chunks(meta.stride.max(1))
-                    .filter(|d| is_retry(d))
-                    .count();
-                if seen > 0 {
-                    self.retries.fetch_add(seen as u64, Relaxed);
-                }
-            }
-        }
-        polled
+        socket: std::net::UdpSocket,
+    ) -> std::io::Result<Arc<dyn quinn::AsyncUdpSocket>> {
+        quinn::Runtime::wrap_udp_socket(&quinn::TokioRuntime, socket)
     }
 
-    fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-
-    fn max_transmit_segments(&self) -> usize {
-        self.inner.max_transmit_segments()
-    }
-
-    fn max_receive_segments(&self) -> usize {
-        self.inner.max_receive_segments()
-    }
-
-    fn may_fragment(&self) -> bool {
-        self.inner.may_fragment()
+    fn now(&self) -> Instant {
+        tokio::time::Instant::now().into_std()
     }
 }
 

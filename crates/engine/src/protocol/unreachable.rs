@@ -3,60 +3,19 @@
 //! a refused connect and a shared UDP socket does not get at all unless it asks.
 //!
 //! The socket asks (`IP_RECVERR`, `IPV6_RECVERR`): the kernel then queues each ICMP error
-//! with the destination of the datagram that caused it and marks the socket in error. quinn's
-//! receive path passes over that mark (the next receive's failure), so a task of the
-//! endpoint's watches a second descriptor of the socket for it (epoll's EPOLLERR), reads the
-//! queue (which would otherwise hold receive memory) and notes each destination with its
-//! error; a handshake to that address waiting at that moment ends at once as
-//! `connect_refused`, as TCP's does, instead of waiting out its timeout.
+//! with the destination of the datagram that caused it and marks the socket in error, which
+//! fails its next receive and raises epoll's EPOLLERR. A task of the endpoint waits for that
+//! event, and the socket's receive path reads the queue too when a receive fails (quinn's
+//! endpoint would stop on the failure): each destination is noted with its error, the queue
+//! emptied (it would otherwise hold receive memory), and a handshake to that address waiting
+//! at that moment ends at once as `connect_refused`, as TCP's does, instead of waiting out
+//! its timeout.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
+use std::os::fd::RawFd;
+use std::sync::Mutex;
 use std::time::Instant;
-
-/// Asks the kernel for ICMP errors on `fd` (both families on a dual-stack IPv6 socket).
-pub(super) fn ask(fd: RawFd, v6: bool) {
-    let on: libc::c_int = 1;
-    let mut options = vec![(libc::SOL_IP, libc::IP_RECVERR)];
-    if v6 {
-        options.push((libc::SOL_IPV6, libc::IPV6_RECVERR));
-    }
-    for (level, name) in options {
-        // SAFETY: `on` outlives the call and its size is given.
-        unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                name,
-                (&raw const on).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
-}
-
-/// Watches `socket`'s errors on a descriptor of its own, noting them in `unreachable`, until
-/// aborted; `None` where epoll cannot watch it (then a closed port waits out the timeout).
-pub(super) fn watch(
-    socket: &socket2::Socket,
-    unreachable: Arc<Unreachable>,
-) -> Option<tokio::task::AbortHandle> {
-    use tokio::io::{Interest, unix::AsyncFd};
-    let fd: OwnedFd = socket.try_clone().ok()?.into();
-    // SAFETY: the descriptor is owned by the `AsyncFd` and neither replaced nor closed while
-    // it is registered.
-    let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::ERROR) }.ok()?;
-    let task = tokio::spawn(async move {
-        while let Ok(mut ready) = fd.ready(Interest::ERROR).await {
-            // Cleared before the queue is read: an error queued after the read marks it again.
-            ready.clear_ready();
-            unreachable.read(fd.get_ref().as_raw_fd());
-        }
-    });
-    Some(task.abort_handle())
-}
 
 /// The addresses found unreachable, with when and why (the error's number).
 #[derive(Debug, Default)]
@@ -67,8 +26,8 @@ pub(super) struct Unreachable {
 
 impl Unreachable {
     /// Reads `fd`'s error queue to its end, noting each destination, and wakes the
-    /// handshakes waiting.
-    pub(super) fn read(&self, fd: RawFd) {
+    /// handshakes waiting; whether it held any.
+    pub(super) fn read(&self, fd: RawFd) -> bool {
         let mut found = false;
         while let Some((addr, errno)) = next_error(fd) {
             let addr = SocketAddr::new(addr.ip().to_canonical(), addr.port());
@@ -80,6 +39,7 @@ impl Unreachable {
         if found {
             self.told.notify_waiters();
         }
+        found
     }
 
     /// Resolves with the error once `addr` is found unreachable after `since`.
