@@ -25,7 +25,17 @@ impl HeadFields {
         self.origin = None;
     }
 
-    /// Whether a field of this (lowercase) name is one vload keeps.
+    /// The (lowercase) names of the fields vload keeps.
+    pub(crate) const NAMES: [&'static [u8]; 6] = [
+        b":status",
+        b"x-varnish",
+        b"x-cache",
+        b"cache-status",
+        b"age",
+        b"server-timing",
+    ];
+
+    /// Whether a field of this (lowercase) name is one vload keeps ([`HeadFields::NAMES`]).
     pub(crate) fn wanted(name: &[u8]) -> bool {
         matches!(
             name,

@@ -518,7 +518,6 @@ impl HeaderEncoder {
     }
 }
 
-#[cfg(test)]
 /// Huffman-encodes `input` the way RFC 7541 section 5.2 says (padding with 1 bits).
 pub(crate) fn huffman_encode(input: &[u8]) -> Vec<u8> {
     let (mut out, mut acc, mut bits) = (Vec::new(), 0u64, 0u32);

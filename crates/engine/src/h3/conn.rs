@@ -79,7 +79,7 @@ pub(crate) struct H3Conn {
     block: Vec<u8>,
     out: Vec<u8>,
     head: HeadFields,
-    scratch: (Vec<u8>, Vec<u8>),
+    scratch: Vec<u8>,
 }
 
 impl H3Conn {
@@ -94,7 +94,7 @@ impl H3Conn {
             block: Vec::new(),
             out: Vec::new(),
             head: HeadFields::default(),
-            scratch: Default::default(),
+            scratch: Vec::new(),
         }
     }
 }

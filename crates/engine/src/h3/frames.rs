@@ -5,7 +5,7 @@
 use bytes::{Buf as _, Bytes};
 use quinn::{ReadError, RecvStream};
 
-use super::qpack::FieldEncoder;
+use super::qpack::{FieldEncoder, Wanted};
 use crate::h2::HeadFields;
 use crate::workload::Request;
 
@@ -201,8 +201,9 @@ impl<'a> Reader<'a> {
     pub(super) async fn head(
         &mut self,
         head: &mut HeadFields,
-        scratch: &mut (Vec<u8>, Vec<u8>),
+        scratch: &mut Vec<u8>,
     ) -> Result<(), ReadFail> {
+        static WANTED: Wanted = Wanted::new(&HeadFields::NAMES);
         loop {
             let Some((kind, len)) = self.frame().await? else {
                 return Err(ReadFail::Protocol(
@@ -217,7 +218,7 @@ impl<'a> Reader<'a> {
             }
             let block = self.payload(len).await?;
             head.clear();
-            super::qpack::decode(&block, scratch, HeadFields::wanted, |n, v| head.keep(n, v))
+            super::qpack::decode(&block, scratch, &WANTED, |n, v| head.keep(n, v))
                 .map_err(|e| ReadFail::Protocol(QPACK_DECOMPRESSION_FAILED, e.0))?;
             match head.status {
                 Some(100..=199) => continue,

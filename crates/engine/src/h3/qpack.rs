@@ -2,7 +2,9 @@
 //! allows none, its encoder uses none), so a field section is the static table's entries
 //! and literals; Huffman and integers are HPACK's ([`crate::h2::hpack`]).
 
-use crate::h2::hpack::{HpackError, integer, put_integer, string, text};
+use std::sync::OnceLock;
+
+use crate::h2::hpack::{HpackError, huffman_encode, integer, put_integer, string, text};
 
 /// The static table (RFC 9204, Appendix A).
 const STATIC: [(&[u8], &[u8]); 99] = [
@@ -173,12 +175,43 @@ impl FieldEncoder {
     }
 }
 
-/// Decodes a response's field section, calling `found` with each field whose name `wanted`
-/// accepts. Anything that needs a dynamic table is an error: vload allowed none.
+/// The field names a decoder hands over, with their Huffman codings: a Huffman-coded literal
+/// name (a server's own field, `server-timing` on every response of vload's origin) is
+/// matched as it came, without decoding it. A string has one Huffman coding (RFC 7541, 5.2:
+/// the padding is fixed), so a name whose coding is none of these is not wanted.
+pub(crate) struct Wanted {
+    names: &'static [&'static [u8]],
+    huffman: OnceLock<Vec<Vec<u8>>>,
+}
+
+impl Wanted {
+    pub(crate) const fn new(names: &'static [&'static [u8]]) -> Wanted {
+        Wanted {
+            names,
+            huffman: OnceLock::new(),
+        }
+    }
+
+    fn contains(&self, name: &[u8]) -> bool {
+        self.names.contains(&name)
+    }
+
+    /// The wanted name `raw` is the Huffman coding of, if any.
+    fn huffman(&self, raw: &[u8]) -> Option<&'static [u8]> {
+        let codings = self
+            .huffman
+            .get_or_init(|| self.names.iter().map(|n| huffman_encode(n)).collect());
+        let i = codings.iter().position(|coding| coding == raw)?;
+        Some(self.names[i])
+    }
+}
+
+/// Decodes a response's field section, calling `found` with each field `wanted` names.
+/// Anything that needs a dynamic table is an error: vload allowed none.
 pub(crate) fn decode(
     mut block: &[u8],
-    scratch: &mut (Vec<u8>, Vec<u8>),
-    wanted: impl Fn(&[u8]) -> bool,
+    scratch: &mut Vec<u8>,
+    wanted: &Wanted,
     mut found: impl FnMut(&[u8], &[u8]),
 ) -> Result<(), HpackError> {
     if integer(&mut block, 8)? != 0 {
@@ -186,7 +219,7 @@ pub(crate) fn decode(
     }
     // Delta Base: meaningless without a dynamic table, but it must be there.
     integer(&mut block, 7)?;
-    let (names, values) = scratch;
+    let values = scratch;
     while let Some(&first) = block.first() {
         if first & 0x80 != 0 {
             // Indexed field line: 1Txxxxxx.
@@ -194,7 +227,7 @@ pub(crate) fn decode(
                 return Err(HpackError("a reference into a dynamic table"));
             }
             let (name, value) = entry(integer(&mut block, 6)?)?;
-            if wanted(name) {
+            if wanted.contains(name) {
                 found(name, value);
             }
         } else if first & 0x40 != 0 {
@@ -204,7 +237,7 @@ pub(crate) fn decode(
             }
             let name = entry(integer(&mut block, 4)?)?.0;
             let value = string(&mut block)?;
-            if wanted(name) {
+            if wanted.contains(name) {
                 found(name, text(value, values)?);
             }
         } else if first & 0x20 != 0 {
@@ -216,9 +249,13 @@ pub(crate) fn decode(
             }
             let (raw, rest) = block.split_at(len);
             block = rest;
-            let name = text((raw, huffman), names)?;
             let value = string(&mut block)?;
-            if wanted(name) {
+            let name = if huffman {
+                wanted.huffman(raw)
+            } else {
+                wanted.contains(raw).then_some(raw)
+            };
+            if let Some(name) = name {
                 found(name, text(value, values)?);
             }
         } else {
@@ -240,19 +277,26 @@ fn entry(index: usize) -> Result<(&'static [u8], &'static [u8]), HpackError> {
 mod tests {
     use super::*;
 
+    /// Every name these tests write but `x-other`.
+    static ALL: Wanted = Wanted::new(&[
+        b":method",
+        b":path",
+        b":authority",
+        b":scheme",
+        b":status",
+        b"x-vload",
+        b"x-cache",
+        b"accept",
+    ]);
+
     fn decoded(block: &[u8]) -> Result<Vec<(String, String)>, HpackError> {
         let mut seen = Vec::new();
-        decode(
-            block,
-            &mut Default::default(),
-            |_| true,
-            |n, v| {
-                seen.push((
-                    String::from_utf8_lossy(n).into_owned(),
-                    String::from_utf8_lossy(v).into_owned(),
-                ));
-            },
-        )?;
+        decode(block, &mut Vec::new(), &ALL, |n, v| {
+            seen.push((
+                String::from_utf8_lossy(n).into_owned(),
+                String::from_utf8_lossy(v).into_owned(),
+            ));
+        })?;
         Ok(seen)
     }
 
@@ -337,6 +381,42 @@ mod tests {
                 ("x-cache".to_owned(), "HIT".to_owned())
             ]
         );
+    }
+
+    /// Names not wanted are passed over, Huffman-coded or not, and a Huffman-coded name is
+    /// told from its coding alone; the head's own names are all kept.
+    #[test]
+    fn only_wanted_names_are_handed_over() {
+        let mut block = vec![0, 0];
+        for (name, value, huffman) in [
+            (&b"x-other"[..], &b"1"[..], true),
+            (b"x-other", b"2", false),
+            (b"x-cache", b"MISS", false),
+            (b"x-cachf", b"3", true),
+            (b"x-cache", b"HIT", true),
+        ] {
+            let name = if huffman {
+                huffman_encode(name)
+            } else {
+                name.to_vec()
+            };
+            put_integer(&mut block, if huffman { 0x28 } else { 0x20 }, 3, name.len());
+            block.extend_from_slice(&name);
+            put_integer(&mut block, 0, 7, value.len());
+            block.extend_from_slice(value);
+        }
+        let seen = decoded(&block).unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("x-cache".to_owned(), "MISS".to_owned()),
+                ("x-cache".to_owned(), "HIT".to_owned())
+            ]
+        );
+        for name in crate::h2::HeadFields::NAMES {
+            assert!(crate::h2::HeadFields::wanted(name));
+        }
+        assert!(!crate::h2::HeadFields::wanted(b"date"));
     }
 
     #[test]
