@@ -314,6 +314,24 @@ mod tests {
         );
     }
 
+    /// quinn asks before every send: ready at once without a descriptor while no send found
+    /// the buffer full; once one did, a writable socket is reported writable as the second
+    /// descriptor registers (no edge is needed), and the mark is cleared.
+    #[tokio::test]
+    async fn writability_is_watched_only_after_a_full_buffer() {
+        let socket = Socket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut poller = socket.clone().create_io_poller();
+        let ready = std::future::poll_fn(|cx| poller.as_mut().poll_writable(cx));
+        ready.await.unwrap();
+        socket.full.store(true, Relaxed);
+        let ready = std::future::poll_fn(|cx| poller.as_mut().poll_writable(cx));
+        tokio::time::timeout(std::time::Duration::from_secs(10), ready)
+            .await
+            .expect("a writable socket is reported writable")
+            .unwrap();
+        assert!(!socket.full.load(Relaxed));
+    }
+
     #[test]
     fn icmp_errors_are_not_the_sockets_fault() {
         assert!(from_icmp(&io::Error::from_raw_os_error(libc::ECONNREFUSED)));
