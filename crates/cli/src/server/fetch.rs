@@ -3,8 +3,6 @@
 //! POST (`--metrics-remote-write`). Blocking, each exchange bounded as a whole by its
 //! [`Deadline`] and in size, never on the attack's path.
 
-use std::net::ToSocketAddrs as _;
-
 use anyhow::{Context as _, bail};
 
 use crate::side::{self, Deadline};
@@ -12,12 +10,22 @@ use crate::side::{self, Deadline};
 /// The most a counters page (or a receiver's answer) may hold.
 const LIMIT: usize = 4 << 20;
 
-/// An `http://HOST:PORT/PATH` URL, split.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An `http://HOST:PORT/PATH` URL, split, its host resolved once (within the first
+/// exchanges' deadlines) and kept.
+#[derive(Debug, Clone)]
 pub(crate) struct HttpUrl {
     pub(crate) authority: String,
     pub(crate) path: String,
+    resolver: side::Resolver,
 }
+
+impl PartialEq for HttpUrl {
+    fn eq(&self, other: &HttpUrl) -> bool {
+        (&self.authority, &self.path) == (&other.authority, &other.path)
+    }
+}
+
+impl Eq for HttpUrl {}
 
 impl HttpUrl {
     /// Parses `http://HOST[:PORT][/PATH]`; `what` names the flag in the error.
@@ -47,6 +55,7 @@ impl HttpUrl {
             format!("{authority}:80")
         };
         Ok(HttpUrl {
+            resolver: side::Resolver::new(&authority),
             authority,
             path: path.to_owned(),
         })
@@ -95,11 +104,9 @@ impl HttpUrl {
         deadline: Deadline,
     ) -> anyhow::Result<(String, String, String)> {
         let address = self
-            .authority
-            .to_socket_addrs()
-            .with_context(|| format!("cannot resolve {}", self.authority))?
-            .next()
-            .with_context(|| format!("{} resolves to no address", self.authority))?;
+            .resolver
+            .resolve(deadline)
+            .with_context(|| format!("cannot resolve {}", self.authority))?;
         let mut stream = side::connect(&address, deadline)
             .with_context(|| format!("cannot connect to {}", self.authority))?;
         let mut head = format!(
@@ -142,7 +149,7 @@ pub(crate) fn unix_command(
     command: &str,
     deadline: Deadline,
 ) -> anyhow::Result<String> {
-    let mut stream = std::os::unix::net::UnixStream::connect(path)
+    let mut stream = side::connect_unix(std::path::Path::new(path), deadline)
         .with_context(|| format!("cannot connect to the socket {path}"))?;
     side::write_all(&mut stream, command.as_bytes(), deadline)
         .with_context(|| format!("writing to the socket {path}"))?;

@@ -7,6 +7,8 @@
 mod stack;
 
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use stack::*;
 use vload_schema::RunFile;
@@ -277,4 +279,128 @@ fn servers_run_sh_starts_each_cache_and_stops_it() {
             "{server} still listens on {listen}"
         );
     }
+}
+
+/// #58: a HAProxy stopped by a signal (`kill -STOP`, a VM paused) whose stats socket's accept
+/// queue is full: connect(2) on it waits for room for ever, and vload hung with no run file.
+/// Each read's connect now ends by the read's deadline. Stopped before the attack, the first
+/// read fails in one line naming the socket (exit 2, within the first read's 5 s); stopped
+/// during it, the run ends on time with its file and a warning, the seconds after unknown.
+#[test]
+fn a_frozen_haproxy_costs_its_counters_never_the_run() {
+    if !have(
+        "haproxy",
+        "a_frozen_haproxy_costs_its_counters_never_the_run",
+    ) {
+        return;
+    }
+    let cache = Cache::start("haproxy", 16);
+    let socket = cache.dir.join("admin.sock");
+    let pid = cache.pid() as libc::pid_t;
+    // Stops HAProxy and fills its stats socket's queue: connections nobody accepts, until
+    // one would wait.
+    let freeze = || {
+        // SAFETY: kill(2) on the HAProxy this test started, by its PID.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        // Every thread of it stopped ('T' in its stat) before the queue is filled: a thread
+        // still running would accept from it.
+        let stopped = || {
+            std::fs::read_dir(format!("/proc/{pid}/task"))
+                .unwrap()
+                .flatten()
+                .all(|task| {
+                    std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+                        stat.rsplit_once(") ")
+                            .is_some_and(|(_, r)| r.starts_with('T'))
+                    })
+                })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !stopped() {
+            assert!(Instant::now() < deadline, "HAProxy did not stop");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut queued = Vec::new();
+        loop {
+            let s =
+                socket2::Socket::new(socket2::Domain::UNIX, socket2::Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
+            match s.connect(&socket2::SockAddr::unix(&socket).unwrap()) {
+                Ok(()) => queued.push(s),
+                Err(_) => break,
+            }
+            assert!(queued.len() < 100_000, "the queue never filled");
+        }
+        queued
+    };
+    let thaw = |queued: Vec<socket2::Socket>| {
+        // SAFETY: as above; HAProxy goes on, and stops on drop.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        drop(queued);
+    };
+    let attack = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_vload"))
+            .args([
+                "attack",
+                "-c",
+                "2",
+                "-r",
+                "100",
+                "-d",
+                "4s",
+                "--no-progress",
+            ])
+            .args(["--server-stats", &cache.stats, "-o"])
+            .arg(out)
+            .arg(format!("http://{}/", cache.origin.addr()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let finish = |child: std::process::Child| {
+        let o = child.wait_with_output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // Frozen before the attack.
+    let queued = freeze();
+    let began = Instant::now();
+    let (code, err) = finish(attack(&cache.dir.join("before.json")));
+    let took = began.elapsed();
+    thaw(queued);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(took < Duration::from_secs(10), "took {took:?}: {err}");
+    assert!(
+        err.contains("admin.sock") && err.contains("queue is full"),
+        "{err}"
+    );
+    // Frozen 1 s into the load (after the first read, which comes before "attacking").
+    let out = cache.dir.join("during.json");
+    let began = Instant::now();
+    let mut child = attack(&out);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut err = String::new();
+    while !err.contains("attacking") {
+        let read = std::io::BufRead::read_line(&mut stderr, &mut err).unwrap();
+        assert!(read > 0, "vload ended before attacking: {err}");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let queued = freeze();
+    std::io::Read::read_to_string(&mut stderr, &mut err).unwrap();
+    let code = child.wait().unwrap().code();
+    let took = began.elapsed();
+    thaw(queued);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(took < Duration::from_secs(4 + 14), "took {took:?}: {err}");
+    assert!(err.contains("--server-stats haproxy:"), "{err}");
+    let run = read_run(&out);
+    assert!(!run.interrupted);
+    assert!(
+        run.intervals.iter().filter(|i| !i.warmup).count() >= 4,
+        "every second of the window recorded"
+    );
 }
