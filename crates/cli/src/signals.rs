@@ -12,6 +12,22 @@ impl Signals {
     pub(crate) fn received(&self) -> Option<i32> {
         Some(self.0.load(std::sync::atomic::Ordering::SeqCst)).filter(|s| *s != 0)
     }
+
+    /// Waits until `until`, or until a signal comes (at once when one already has): the
+    /// waits after the run file is written (a linger, a history lock) end on a signal, which
+    /// is returned.
+    pub(crate) fn wait_until(&self, until: std::time::Instant) -> Option<i32> {
+        loop {
+            if let Some(signal) = self.received() {
+                return Some(signal);
+            }
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+        }
+    }
 }
 
 /// On SIGINT, SIGTERM or SIGHUP, triggers `interrupt` (the attack ends, the run file is still

@@ -27,6 +27,8 @@ pub(crate) struct Attack {
     pub(crate) run: RunFile,
     pub(crate) output: Option<Destination>,
     pub(crate) signal: Option<i32>,
+    /// The signal watch, for the waits after the run file is written.
+    pub(crate) signals: crate::signals::Signals,
     /// The `--metrics-listen` endpoint, still answering until told to finish.
     pub(crate) metrics: Option<crate::metrics::Metrics>,
     /// The `--dashboard` page, still answering until told to finish.
@@ -265,6 +267,7 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
         run,
         output: session.output,
         signal,
+        signals: session.signals.clone(),
         metrics,
         dashboard,
     })
@@ -381,6 +384,7 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         mut run,
         output,
         signal,
+        signals,
         metrics,
         dashboard,
     } = run(args)?;
@@ -397,18 +401,31 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         signal,
         (args.output.quiet, args.output.brief),
     );
+    // The waits after the run file is written (the history's lock, the lingers) end at
+    // once on a signal, which the exit code then says.
+    // After an interrupted run a second signal quits at once, as during it.
+    let signals = signal.is_none().then_some(&signals);
+    let mut late = None;
     if args.history.history {
-        crate::history::store_run(&args.history, &run);
+        late = crate::history::store_run_unless(&args.history, &run, signals);
     }
-    // The last look: after the run file is written, before vload exits.
-    if let Some(dashboard) = dashboard {
-        dashboard.finish(&run, args.output.dashboard_linger);
-    }
-    // The last scrape: after the run file is written, before vload exits.
-    if let Some(metrics) = metrics {
-        metrics.finish(args.output.metrics_linger, run.client_health.verdict.word());
-    }
+    late = late.or_else(|| {
+        linger(
+            &run,
+            (dashboard, args.output.dashboard_linger),
+            (metrics, args.output.metrics_linger),
+            signals,
+        )
+    });
     let code = code?;
+    if let Some(late) = late
+        && signal.is_none()
+    {
+        paint::say!(
+            "vload: signal {late} after the run file was written: the run is complete, vload stops waiting"
+        );
+        return Ok(ExitCode::from(128 + late as u8));
+    }
     if !balanced {
         return Ok(ExitCode::from(2));
     }
@@ -421,4 +438,58 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         return finish::thresholds(&run, args.output.fail_if.as_ref());
     }
     Ok(code)
+}
+
+/// The last look and the last scrape, after the run file is written: the live page shows
+/// the run's own figures for its linger and the metrics listener answers for its own, both
+/// counted from now; a signal ends both at once and is returned.
+fn linger(
+    run: &RunFile,
+    (dashboard, dashboard_linger): (Option<crate::dashboard::Dashboard>, std::time::Duration),
+    (metrics, metrics_linger): (Option<crate::metrics::Metrics>, std::time::Duration),
+    signals: Option<&crate::signals::Signals>,
+) -> Option<i32> {
+    let now = std::time::Instant::now();
+    let mut dashboard = dashboard.map(|mut d| {
+        d.show_final(run);
+        (now + dashboard_linger, d)
+    });
+    let mut metrics = metrics.map(|mut m| {
+        m.show_final(run.client_health.verdict.word());
+        let linger = if m.serving() {
+            metrics_linger
+        } else {
+            std::time::Duration::ZERO
+        };
+        (now + linger, m)
+    });
+    let mut signal = None;
+    loop {
+        let next = [
+            dashboard.as_ref().map(|(at, _)| *at),
+            metrics.as_ref().map(|(at, _)| *at),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(next) = next else {
+            return signal;
+        };
+        if signal.is_none() {
+            signal = match signals {
+                Some(signals) => signals.wait_until(next),
+                None => {
+                    std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+                    None
+                }
+            };
+        }
+        let over = |at: std::time::Instant| signal.is_some() || at <= std::time::Instant::now();
+        if dashboard.as_ref().is_some_and(|(at, _)| over(*at)) {
+            dashboard.take().expect("checked").1.stop();
+        }
+        if metrics.as_ref().is_some_and(|(at, _)| over(*at)) {
+            metrics.take().expect("checked").1.stop();
+        }
+    }
 }

@@ -11,7 +11,6 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
@@ -82,15 +81,18 @@ impl Dashboard {
         self.addr
     }
 
-    /// The run is over: the page shows `run`'s own figures and links to its plot, for
-    /// `linger`, then the server stops.
-    pub(crate) fn finish(mut self, run: &RunFile, linger: Duration) {
+    /// The run is over: the page shows `run`'s own figures and links to its plot (kept up
+    /// for the linger the caller waits, then [`Dashboard::stop`]).
+    pub(crate) fn show_final(&mut self, run: &RunFile) {
         let plot = vload_analyze::render::plot::html(&[("run".to_owned(), run.clone())]).ok();
         if let Ok(mut live) = self.live.lock() {
             live.done = Some(final_figures(run));
             live.plot = plot;
         }
-        std::thread::sleep(linger);
+    }
+
+    /// Stops the server.
+    pub(crate) fn stop(mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -297,6 +297,43 @@ pub(crate) fn describe(added: &Added) -> String {
 }
 
 /// `--history`: stores the run just written; a failure is said, and the run file stands.
+/// [`store_run`] on a thread of its own, waited for until it ends or a signal comes (the
+/// database's lock may be held by another adder for up to 30 s): the signal is returned and
+/// the run is left unstored, the database as SQLite keeps it after any stop (one commit or
+/// none).
+pub(crate) fn store_run_unless(
+    args: &ProvenanceArgs,
+    run: &vload_schema::RunFile,
+    signals: Option<&crate::signals::Signals>,
+) -> Option<i32> {
+    let (args, run) = (args.clone(), run.clone());
+    let (done, stored) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("vload-history".into())
+        .spawn(move || {
+            store_run(&args, &run);
+            let _ = done.send(());
+        });
+    if spawned.is_err() {
+        crate::paint::say!(
+            "vload: error: --history: no thread to store the run; the run file is unaffected"
+        );
+        return None;
+    }
+    loop {
+        match stored.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(()) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(signal) = signals.and_then(crate::signals::Signals::received) {
+            crate::paint::say!(
+                "vload: --history: a signal came while the run was being stored: not stored (the run file is unaffected; add it with `vload history add`)"
+            );
+            return Some(signal);
+        }
+    }
+}
+
 pub(crate) fn store_run(args: &ProvenanceArgs, run: &vload_schema::RunFile) -> bool {
     let path = args
         .db

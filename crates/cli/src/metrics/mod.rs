@@ -17,7 +17,6 @@ use exposition::{Tally, bounds, render};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::Context as _;
 use vload_engine::{Observer, Progress};
@@ -94,9 +93,9 @@ impl Metrics {
         self.addr
     }
 
-    /// Pushes the final figures and the run's health `verdict`, keeps answering for
-    /// `linger` (the last scrape), then stops.
-    pub(crate) fn finish(mut self, linger: Duration, verdict: &'static str) {
+    /// Pushes the final figures and the run's health `verdict`; the listener keeps
+    /// answering them (the last scrape) until [`Metrics::stop`].
+    pub(crate) fn show_final(&mut self, verdict: &'static str) {
         if let Ok(mut t) = self.tally.lock() {
             t.warmup = false;
             t.in_flight = 0;
@@ -106,9 +105,15 @@ impl Metrics {
         if let Some(pusher) = self.pusher.take() {
             pusher.finish();
         }
-        if self.thread.is_some() {
-            std::thread::sleep(linger);
-        }
+    }
+
+    /// True when scrapers are served (`--metrics-listen`), so a linger has a purpose.
+    pub(crate) fn serving(&self) -> bool {
+        self.thread.is_some()
+    }
+
+    /// Stops the listener.
+    pub(crate) fn stop(mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
