@@ -85,10 +85,15 @@ fn stdout_is_a_pipe() -> bool {
 }
 
 /// Checks a run file vload made against its own ledger (every request due in exactly one
-/// place) before it is written: a file that breaks it would be refused by every reader, so
+/// place, in the second it fell due in; no timeout before its deadline) before it is
+/// written: a file that breaks it would be refused by every reader, so
 /// it is still written, for a bug report, and the run exits 2.
 pub(crate) fn ledger_balances(run: &vload_schema::RunFile) -> bool {
-    match run.validate() {
+    match run
+        .validate()
+        .map_err(|e| e.to_string())
+        .and_then(|()| run.check_seconds())
+    {
         Ok(()) => true,
         Err(e) => {
             crate::paint::say!(

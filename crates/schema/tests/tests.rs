@@ -560,3 +560,44 @@ mod bad_input {
         assert!(err.contains("until_stable.target"), "{err}");
     }
 }
+
+/// #58: the seconds law. The sample run (5/s for 1 s, a 1-second timeout at its end) keeps
+/// it; a second holding the next one's due requests (a freeze filed in the second it began)
+/// breaks it, and so does a timeout in a second that ends before the timeout could pass.
+#[test]
+fn each_second_holds_its_own_due_requests_and_no_early_timeout() {
+    let run = golden::sample_run();
+    run.check_seconds().unwrap();
+    // Two seconds at 5/s, the first holding both seconds' requests.
+    let mut doubled = run.clone();
+    doubled.plan.duration_s = Some(2.0);
+    doubled.window.measured_s = 2.0;
+    let mut second = doubled.intervals[0].clone();
+    second.start_s = 1.0;
+    doubled.intervals[0].intended = 10;
+    second.intended = 0;
+    second.errors.clear();
+    doubled.intervals.push(second);
+    let err = doubled.check_seconds().unwrap_err();
+    assert!(
+        err.contains("intervals[0]") && err.contains("10 requests due"),
+        "{err}"
+    );
+    // The same counts, but each in its second: kept.
+    doubled.intervals[0].intended = 5;
+    doubled.intervals[1].intended = 5;
+    doubled.check_seconds().unwrap();
+    // A second too empty inside the window is as wrong as one too full.
+    doubled.intervals[0].intended = 0;
+    let err = doubled.check_seconds().unwrap_err();
+    assert!(err.contains("0 requests due"), "{err}");
+    // A 2-second timeout in the first second.
+    let mut early = run.clone();
+    early.plan.timeout_s = 2.0;
+    let err = early.check_seconds().unwrap_err();
+    assert!(err.contains("request timeouts"), "{err}");
+    // Poisson arrivals vary from second to second: only the timeouts are checked.
+    let mut poisson = doubled.clone();
+    poisson.plan.arrival = vload_schema::Arrival::Poisson;
+    poisson.check_seconds().unwrap();
+}

@@ -120,6 +120,18 @@ fn a_client_frozen_past_the_end_counts_every_due_request() {
     );
     assert!(t.sent + t.unsent <= t.intended, "{t:?}");
     assert_eq!(t.intended, t.sent + t.unsent, "{t:?}");
+    // #58: each second holds the requests due in it, frozen or not (the frozen seconds'
+    // were all filed in the second the freeze began: 1,000 there, 0 in the next).
+    let window = run.intervals.iter().filter(|i| i.start_s + 0.5 < 3.0);
+    for (i, interval) in window.enumerate() {
+        let due = 500.0 * interval.duration_s;
+        assert!(
+            (interval.intended as f64 - due).abs() <= 3.0,
+            "second {i}: {} due, the schedule puts {due} there",
+            interval.intended
+        );
+    }
+    run.check_seconds().unwrap();
     // See #30: frozen by SIGSTOP, vload's threads idled: something outside it held the
     // load back, which is the machine's word, never CLIENT-BOUND.
     assert_eq!(

@@ -322,8 +322,17 @@ impl Dispatch {
     /// The window is over: a request due in it that is not out yet could only go out after
     /// it, over 1 ms late. It is counted as due and never sent (a frozen client), whichever
     /// task notices the end first, in its own window and stage.
+    ///
+    /// Only what fell due in the second the books have open is counted here: a worker that
+    /// wakes from a freeze across the window's end steps its clock second by second, and
+    /// each second's due requests are counted in it (they once all went into the second
+    /// the freeze began).
     fn count_unsent(&mut self, end: Instant, now: Instant, books: &Books, measure_from: Instant) {
-        let cutoff = now.checked_sub(LATE_SEND).unwrap_or(now).min(end);
+        let cutoff = now
+            .checked_sub(LATE_SEND)
+            .unwrap_or(now)
+            .min(end)
+            .min(books.second_ends());
         for (until, warmup) in [(cutoff.min(measure_from), true), (cutoff, false)] {
             let by_stage = self
                 .schedule

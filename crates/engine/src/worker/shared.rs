@@ -93,8 +93,18 @@ impl Core {
     }
 
     /// Fails, as timed out, every waiting request whose deadline has passed by `now`: it
-    /// could no longer be answered within --timeout of its due time.
+    /// could no longer be answered within --timeout of its due time. Only deadlines within
+    /// the second the books have open are taken: a worker whose clock is behind (it was
+    /// busy or frozen for seconds) files each timeout in a second at or after its deadline,
+    /// never before (an overloaded worker once filed 2-second timeouts in seconds 0 and 1).
     pub(crate) fn expire_waiting(&self, now: Instant) {
+        let now = now.min(self.books().second_ends());
+        self.expire_waiting_by(now);
+    }
+
+    /// [`Core::expire_waiting`] up to `now` whatever second is open: the worker's last
+    /// account, which goes into its last interval.
+    pub(crate) fn expire_waiting_by(&self, now: Instant) {
         for batch in self.model.take_expired(now, self.plan.timeout) {
             self.recorder.expire(&batch);
         }

@@ -10,6 +10,7 @@ use crate::{HistogramSettings, LatencyRecord, RunFile, SchemaError};
 mod breakdown;
 mod fields;
 mod ledger;
+mod seconds;
 mod unique;
 
 use fields::{MAX_COUNT, MAX_INTERVAL_COUNT, bounded, finite, invalid, seconds};
