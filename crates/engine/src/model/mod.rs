@@ -197,13 +197,13 @@ impl Model {
     /// falls due, or that nothing more will ([`Due::Over`] at once in a closed loop).
     pub(crate) fn dispatch(
         &self,
-        now: Instant,
+        (now, timeout): (Instant, Duration),
         stopping: bool,
         books: &Books,
         hand: &mut dyn FnMut(Job) -> Option<Job>,
     ) -> Due {
         match self.open() {
-            Some(open) => open.dispatch(now, stopping, books, hand),
+            Some(open) => open.dispatch((now, timeout), stopping, books, hand),
             None => Due::Over,
         }
     }
@@ -273,6 +273,14 @@ impl Model {
         }
         let cutoff = now.checked_sub(timeout).unwrap_or(now);
         open.take_due_before(cutoff + Duration::from_nanos(1))
+    }
+
+    /// True when the request waiting longest is past its deadline at `now` (its timeout not
+    /// yet filed: the clock has not opened its second).
+    pub(crate) fn overdue(&self, now: Instant, timeout: Duration) -> bool {
+        self.open()
+            .and_then(Open::oldest_due)
+            .is_some_and(|due| due + timeout <= now)
     }
 
     /// Takes every waiting request (the worker stops: they were never sent).

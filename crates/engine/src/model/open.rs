@@ -184,7 +184,7 @@ impl Open {
     /// it up), or returns it when none is idle, and it waits in the queue.
     pub(super) fn dispatch(
         &self,
-        now: Instant,
+        (now, timeout): (Instant, Duration),
         stopping: bool,
         books: &Books,
         hand: &mut dyn FnMut(Job) -> Option<Job>,
@@ -231,7 +231,20 @@ impl Open {
                 arrivals.send(position, now >= self.measure_from);
             }
             let job = Job::due(due, d.schedule.stage(), books.is_warmup(due));
-            self.dispatch_one(job, now, books, hand, d);
+            if now >= job.deadline(timeout) {
+                // Due so long ago that its deadline passed before the client got to it (a
+                // freeze longer than --timeout): never sent, in the second it fell due in.
+                let mut part = books.of(&job);
+                part.intended += 1;
+                part.unsent += 1;
+                if self.staged {
+                    let stage = part.stage(job.stage);
+                    stage.intended += 1;
+                    stage.unsent += 1;
+                }
+            } else {
+                self.dispatch_one(job, now, books, hand, d);
+            }
             d.remaining = d.remaining.map(|n| n - 1);
             d.schedule.advance();
             d.position += 1;

@@ -213,6 +213,14 @@ impl Lane {
     /// The next request for its connection, or what it does without one.
     fn next(&mut self, core: &Core, now: Instant) -> Act {
         core.expire_waiting(now);
+        // The request waiting longest is past its deadline in a second the clock has not
+        // opened yet (it waits for the clock's step, which files its timeout in its own
+        // second): the lane waits too. Sent now, it would fail at once, be filed early, and
+        // take the next such one in a recursion as deep as the queue.
+        if core.model.overdue(now, core.plan.timeout) {
+            self.phase = Phase::Idle(now);
+            return Act::Idle;
+        }
         match core.model.take(now, core.stopping(), core.books()) {
             Take::Job(job) => self.send(core, job, now),
             Take::Idle => {

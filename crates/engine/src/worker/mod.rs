@@ -113,7 +113,7 @@ fn wrap_up(
     let attack_end = attack_end
         .or_else(|| core.model.window_end())
         .unwrap_or_else(|| core.recorder.last_send().unwrap_or(end_instant));
-    core.expire_waiting_by(end_instant);
+    core.expire_waiting(end_instant);
     let backlog = core.close_books();
     clock::ship(core, setup.id, index, &setup.to_collector);
     WorkerSummary {

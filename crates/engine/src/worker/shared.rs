@@ -93,18 +93,16 @@ impl Core {
     }
 
     /// Fails, as timed out, every waiting request whose deadline has passed by `now`: it
-    /// could no longer be answered within --timeout of its due time. Only deadlines within
-    /// the second the books have open are taken: a worker whose clock is behind (it was
-    /// busy or frozen for seconds) files each timeout in a second at or after its deadline,
-    /// never before (an overloaded worker once filed 2-second timeouts in seconds 0 and 1).
+    /// could no longer be answered within --timeout of its due time. Filed in the second
+    /// open, which the drivers keep the one `now` is in (the clock steps before events are
+    /// entered), so a timeout is never filed before its deadline (the seconds law).
+    ///
+    /// Only deadlines up to the end of the open second are taken: a clock that has not yet
+    /// stepped past a freeze or a long busy spell (the open loop's catch-up dispatches from
+    /// inside the clock's step) would otherwise file them seconds early. The rest wait for
+    /// the step that opens their second.
     pub(crate) fn expire_waiting(&self, now: Instant) {
         let now = now.min(self.books().second_ends());
-        self.expire_waiting_by(now);
-    }
-
-    /// [`Core::expire_waiting`] up to `now` whatever second is open: the worker's last
-    /// account, which goes into its last interval.
-    pub(crate) fn expire_waiting_by(&self, now: Instant) {
         for batch in self.model.take_expired(now, self.plan.timeout) {
             self.recorder.expire(&batch);
         }

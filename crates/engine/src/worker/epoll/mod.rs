@@ -113,6 +113,13 @@ pub(super) fn run(
         on_park();
         let ready = waiter.wait(&mut events, wait);
         on_unpark();
+        // The clock first: the seconds that passed during the wait (a freeze, a long
+        // preemption) are shipped before the events are entered, so each event goes into
+        // the second it is seen in, never an earlier one (#58: a request's timeout once went
+        // into a second that ended before its deadline).
+        if !clock.step(core, to_collector, Instant::now(), &mut direct) {
+            break;
+        }
         for event in &events[..ready] {
             match event.u64 {
                 TIMER => {
@@ -368,9 +375,12 @@ impl<'c> Direct<'c> {
             None => Some(job),
         };
         let core = self.core;
-        let due = core
-            .model
-            .dispatch(now, core.stopping(), core.books(), &mut hand);
+        let due = core.model.dispatch(
+            (now, core.plan.timeout),
+            core.stopping(),
+            core.books(),
+            &mut hand,
+        );
         for (i, job) in handed.drain(..) {
             let act = self.slots[i].lane.handed(core, job, now, true);
             self.act(i, act);

@@ -29,9 +29,12 @@ pub(super) fn dispatch_due<L: Link>(driver: &Rc<Tokio<L>>, now: Instant) -> Opti
     let core = &driver.core;
     core.expire_waiting(now);
     let mut hand = |job| driver.idle.hand(job);
-    let due = core
-        .model
-        .dispatch(now, core.stopping(), core.books(), &mut hand);
+    let due = core.model.dispatch(
+        (now, core.plan.timeout),
+        core.stopping(),
+        core.books(),
+        &mut hand,
+    );
     grow(driver);
     match due {
         Due::At(at) => Some(at),
