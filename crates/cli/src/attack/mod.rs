@@ -401,22 +401,7 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         signal,
         (args.output.quiet, args.output.brief),
     );
-    // The waits after the run file is written (the history's lock, the lingers) end at
-    // once on a signal, which the exit code then says.
-    // After an interrupted run a second signal quits at once, as during it.
-    let signals = signal.is_none().then_some(&signals);
-    let mut late = None;
-    if args.history.history {
-        late = crate::history::store_run_unless(&args.history, &run, signals);
-    }
-    late = late.or_else(|| {
-        linger(
-            &run,
-            (dashboard, args.output.dashboard_linger),
-            (metrics, args.output.metrics_linger),
-            signals,
-        )
-    });
+    let late = waits_after_the_file(args, &run, (signal, &signals), (dashboard, metrics));
     let code = code?;
     if let Some(late) = late
         && signal.is_none()
@@ -438,6 +423,33 @@ pub(crate) fn command(args: &AttackArgs) -> anyhow::Result<ExitCode> {
         return finish::thresholds(&run, args.output.fail_if.as_ref());
     }
     Ok(code)
+}
+
+/// The waits after the run file is written (the history's lock, the lingers): each ends at
+/// once on a signal, which is returned (the exit code then says it).
+fn waits_after_the_file(
+    args: &AttackArgs,
+    run: &RunFile,
+    (signal, signals): (Option<i32>, &crate::signals::Signals),
+    (dashboard, metrics): (
+        Option<crate::dashboard::Dashboard>,
+        Option<crate::metrics::Metrics>,
+    ),
+) -> Option<i32> {
+    // After an interrupted run a second signal quits at once, as during it.
+    let signals = signal.is_none().then_some(signals);
+    let mut late = None;
+    if args.history.history {
+        late = crate::history::store_run_unless(&args.history, run, signals);
+    }
+    late.or_else(|| {
+        linger(
+            run,
+            (dashboard, args.output.dashboard_linger),
+            (metrics, args.output.metrics_linger),
+            signals,
+        )
+    })
 }
 
 /// The last look and the last scrape, after the run file is written: the live page shows
