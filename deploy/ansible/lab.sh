@@ -130,7 +130,7 @@ EOF
         > "$dir/gen$i/sshd.log" 2>&1 &
     pids="$pids $!"
     save
-    hosts="$hosts        gen$i: {ansible_host: $addr, vload_bin_dir: $dir/gen$i/bin, vload_work_dir: $dir/gen$i/work}
+    hosts="$hosts        gen$i: {ansible_host: $addr, vload_bin_dir: $dir/gen$i/bin, vload_work_dir: $dir/gen$i/runs}
 "
 done
 trap - ERR

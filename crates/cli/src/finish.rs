@@ -85,9 +85,9 @@ fn stdout_is_a_pipe() -> bool {
 }
 
 /// Checks a run file vload made against its own ledger (every request due in exactly one
-/// place, in the second it fell due in; no timeout before its deadline) before it is
-/// written: a file that breaks it would be refused by every reader, so
-/// it is still written, for a bug report, and the run exits 2.
+/// place; at a constant rate, in the second it fell due in) before it is written: a file
+/// that breaks it would be refused by every reader, so it is still written, for a bug
+/// report, and the run exits 2.
 pub(crate) fn ledger_balances(run: &vload_schema::RunFile) -> bool {
     match run
         .validate()

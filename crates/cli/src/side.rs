@@ -127,7 +127,8 @@ fn system_lookup(authority: &str) -> io::Result<SocketAddr> {
 /// caller's deadline: getaddrinfo(3) has no timeout, and a resolver that stops answering
 /// would otherwise hold a side exchange (and the run's end) for its own 30 s or more. The
 /// first address found is kept for every later exchange; a lookup still under way when a
-/// deadline passes is not started again, the next caller waits for the same one.
+/// deadline passes is not started again, the next caller waits for the same one. Callers
+/// wait without holding the resolver's lock, each until its own deadline.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolver {
     /// `HOST:PORT`.
@@ -140,8 +141,16 @@ pub(crate) struct Resolver {
 #[derive(Debug)]
 enum Lookup {
     Idle,
-    Pending(std::sync::mpsc::Receiver<io::Result<SocketAddr>>),
+    Pending(std::sync::Arc<Answer>),
     Done(SocketAddr),
+}
+
+/// The answer of a lookup under way, for every caller waiting on it (each until its own
+/// deadline, none holding the resolver's lock meanwhile).
+#[derive(Debug, Default)]
+struct Answer {
+    found: std::sync::Mutex<Option<Result<SocketAddr, (io::ErrorKind, String)>>>,
+    ready: std::sync::Condvar,
 }
 
 impl Resolver {
@@ -160,47 +169,53 @@ impl Resolver {
 
     /// The address, resolved before `deadline` (or earlier, and kept).
     pub(crate) fn resolve(&self, deadline: Deadline) -> io::Result<SocketAddr> {
-        use std::sync::mpsc::RecvTimeoutError;
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if let Lookup::Done(address) = *state {
-            return Ok(address);
-        }
-        if matches!(*state, Lookup::Idle) {
-            let (send, receive) = std::sync::mpsc::channel();
-            let (authority, lookup) = (self.authority.clone(), self.lookup);
-            std::thread::Builder::new()
-                .name("vload-resolve".into())
-                .spawn(move || {
-                    let _ = send.send(lookup(&authority));
-                })?;
-            *state = Lookup::Pending(receive);
-        }
-        let Lookup::Pending(receive) = &*state else {
-            unreachable!("idle became pending")
+        let answer = match &mut *self.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            Lookup::Done(address) => return Ok(*address),
+            Lookup::Pending(answer) => answer.clone(),
+            state @ Lookup::Idle => {
+                let answer = std::sync::Arc::new(Answer::default());
+                let (to, authority, lookup) = (answer.clone(), self.authority.clone(), self.lookup);
+                std::thread::Builder::new()
+                    .name("vload-resolve".into())
+                    .spawn(move || {
+                        let found = lookup(&authority).map_err(|e| (e.kind(), e.to_string()));
+                        *to.found.lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+                        to.ready.notify_all();
+                    })?;
+                *state = Lookup::Pending(answer.clone());
+                answer
+            }
         };
-        match receive.recv_timeout(deadline.left()?) {
-            Ok(Ok(address)) => {
-                *state = Lookup::Done(address);
-                Ok(address)
-            }
-            Ok(Err(e)) => {
-                *state = Lookup::Idle;
-                Err(e)
-            }
-            Err(RecvTimeoutError::Timeout) => Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "the resolver gave no answer within {} (the lookup goes on, once)",
-                    vload_analyze::units::seconds(deadline.bound.as_secs_f64())
-                ),
-            )),
-            Err(RecvTimeoutError::Disconnected) => {
-                *state = Lookup::Idle;
-                Err(io::Error::other(
-                    "the lookup thread ended without an answer",
-                ))
-            }
+        let mut found = answer.found.lock().unwrap_or_else(|e| e.into_inner());
+        while found.is_none() {
+            let (now_found, _) = answer
+                .ready
+                .wait_timeout(found, deadline.left().map_err(|_| self.silent(deadline))?)
+                .unwrap_or_else(|e| e.into_inner());
+            found = now_found;
         }
+        let result = found.clone().expect("found");
+        drop(found);
+        // The first caller back keeps the address, or lets the next one look again.
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(&*state, Lookup::Pending(pending) if std::sync::Arc::ptr_eq(pending, &answer)) {
+            *state = match result {
+                Ok(address) => Lookup::Done(address),
+                Err(_) => Lookup::Idle,
+            };
+        }
+        result.map_err(|(kind, why)| io::Error::new(kind, why))
+    }
+
+    /// The error of a caller whose deadline passed while the lookup went on.
+    fn silent(&self, deadline: Deadline) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "the resolver gave no answer within {} (the lookup goes on, once)",
+                vload_analyze::units::seconds(deadline.bound.as_secs_f64())
+            ),
+        )
     }
 }
 
@@ -590,6 +605,20 @@ mod tests {
             assert!(err.to_string().contains("no answer within"), "{err}");
             assert!(began.elapsed() < Duration::from_secs(2));
         }
+        // A caller with a long deadline waiting holds up no other caller.
+        let patient = resolver.clone();
+        let waiting =
+            std::thread::spawn(move || patient.resolve(Deadline::after(Duration::from_secs(10))));
+        std::thread::sleep(Duration::from_millis(50));
+        let began = Instant::now();
+        let err = resolver
+            .resolve(Deadline::after(Duration::from_millis(100)))
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut, "{err}");
+        assert!(began.elapsed() < Duration::from_secs(2));
+        // The lookup's own answer (an error after 3 s) reaches the patient caller.
+        let answer = waiting.join().unwrap().unwrap_err();
+        assert_eq!(answer.to_string(), "gave up");
         assert_eq!(CALLS.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

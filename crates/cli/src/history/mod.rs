@@ -296,7 +296,6 @@ pub(crate) fn describe(added: &Added) -> String {
     }
 }
 
-/// `--history`: stores the run just written; a failure is said, and the run file stands.
 /// [`store_run`] on a thread of its own, waited for until it ends or a signal comes (the
 /// database's lock may be held by another adder for up to 30 s): the signal is returned and
 /// the run is left unstored, the database as SQLite keeps it after any stop (one commit or
@@ -334,7 +333,8 @@ pub(crate) fn store_run_unless(
     }
 }
 
-pub(crate) fn store_run(args: &ProvenanceArgs, run: &vload_schema::RunFile) -> bool {
+/// `--history`: stores the run just written; a failure is said, and the run file stands.
+fn store_run(args: &ProvenanceArgs, run: &vload_schema::RunFile) -> bool {
     let path = args
         .db
         .clone()

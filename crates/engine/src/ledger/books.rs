@@ -76,11 +76,6 @@ impl Books {
         at < self.measure_from
     }
 
-    /// True when a rate plan's stages are recorded each on its own.
-    pub(crate) fn is_staged(&self) -> bool {
-        self.staged
-    }
-
     /// The recorder of `job`'s window.
     #[inline]
     pub(crate) fn of(&self, job: &Job) -> RefMut<'_, IntervalStats> {
@@ -172,6 +167,19 @@ impl Books {
         part.unsent += n;
         if self.staged {
             part.stage(job.stage).unsent += n;
+        }
+    }
+
+    /// `n` requests of a window and stage fell due and will never be sent (the client got to
+    /// them only after the window's end, or after their deadline): due and unsent at once.
+    pub(crate) fn never_sent(&self, warmup: bool, stage: u32, n: u64) {
+        let mut part = self.part(warmup);
+        part.intended += n;
+        part.unsent += n;
+        if self.staged {
+            let stage = part.stage(stage);
+            stage.intended += n;
+            stage.unsent += n;
         }
     }
 

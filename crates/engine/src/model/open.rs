@@ -234,14 +234,7 @@ impl Open {
             if now >= job.deadline(timeout) {
                 // Due so long ago that its deadline passed before the client got to it (a
                 // freeze longer than --timeout): never sent, in the second it fell due in.
-                let mut part = books.of(&job);
-                part.intended += 1;
-                part.unsent += 1;
-                if self.staged {
-                    let stage = part.stage(job.stage);
-                    stage.intended += 1;
-                    stage.unsent += 1;
-                }
+                books.never_sent(job.warmup, job.stage, 1);
             } else {
                 self.dispatch_one(job, now, books, hand, d);
             }
@@ -353,14 +346,7 @@ impl Dispatch {
             for (stage, unsent) in by_stage {
                 self.remaining = self.remaining.map(|n| n - unsent);
                 self.position += unsent;
-                let mut part = books.part(warmup);
-                part.intended += unsent;
-                part.unsent += unsent;
-                if books.is_staged() {
-                    let stage = part.stage(stage);
-                    stage.intended += unsent;
-                    stage.unsent += unsent;
-                }
+                books.never_sent(warmup, stage, unsent);
             }
         }
     }

@@ -93,14 +93,11 @@ impl Core {
     }
 
     /// Fails, as timed out, every waiting request whose deadline has passed by `now`: it
-    /// could no longer be answered within --timeout of its due time. Filed in the second
-    /// open, which the drivers keep the one `now` is in (the clock steps before events are
-    /// entered), so a timeout is never filed before its deadline (the seconds law).
-    ///
-    /// Only deadlines up to the end of the open second are taken: a clock that has not yet
+    /// could no longer be answered within --timeout of its due time, filed in the second
+    /// open. Only deadlines up to that second's end are taken: a clock that has not yet
     /// stepped past a freeze or a long busy spell (the open loop's catch-up dispatches from
-    /// inside the clock's step) would otherwise file them seconds early. The rest wait for
-    /// the step that opens their second.
+    /// inside the clock's step) would otherwise file them seconds early (#58). The rest wait
+    /// for the step that opens their second.
     pub(crate) fn expire_waiting(&self, now: Instant) {
         let now = now.min(self.books().second_ends());
         for batch in self.model.take_expired(now, self.plan.timeout) {
