@@ -200,3 +200,30 @@ fn connections_opened_in_the_warmup_are_shown_beside_the_window() {
     let text = vload_analyze::render::report::text::render(&summary);
     assert!(text.contains("0 (+50 in the warm-up)"), "{text}");
 }
+
+/// #58: `--brief`'s total is the requests due, as the full report's ledger counts them (a
+/// request that never ended is still one), and its latencies carry p95 as vegeta prints it.
+#[test]
+fn brief_total_is_the_requests_due_and_it_shows_p95() {
+    let mut run = synthetic("x", 5, 1_000, 200_000.0, 3);
+    // 223 of the 5,000 due never ended: the ledger holds them as unfinished.
+    run.totals.intended += 223;
+    run.totals.sent += 223;
+    run.totals.unfinished += 223;
+    let s = vload_analyze::Summary::of(&run).unwrap();
+    let text = vload_analyze::render::report::brief::render(&s);
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("5,223, "), "{first}");
+    let p95 = vload_analyze::units::duration_ns(s.latency.quantile("p95").unwrap() as f64);
+    let latencies = text.lines().find(|l| l.starts_with("Latencies")).unwrap();
+    assert!(
+        latencies.contains("[min, mean, 50, 90, 95, 99, max]"),
+        "{latencies}"
+    );
+    let values = latencies.split("]").nth(1).unwrap();
+    assert_eq!(
+        values.split(", ").nth(4).map(str::trim),
+        Some(p95.as_str()),
+        "{latencies}"
+    );
+}

@@ -1,5 +1,7 @@
 //! The short report, vegeta's length (`vload attack --brief`, `vload report --format
-//! brief`): eight lines, the same figures and number formats as the full report.
+//! brief`): eight lines, the same figures and number formats as the full report. `total`
+//! is the requests due, as the full report's ledger and vegeta's `total` count them (a
+//! request that never ended is still one of them).
 
 use std::fmt::Write as _;
 
@@ -12,7 +14,7 @@ pub fn render(s: &Summary) -> String {
     let _ = writeln!(
         out,
         "Requests      [total, rate, throughput]         {}, {}, {}",
-        count(s.requests),
+        count(s.intended),
         rate(s.rate_per_s),
         rate(s.throughput_per_s)
     );
@@ -33,11 +35,12 @@ pub fn render(s: &Summary) -> String {
     let ns = |v: Option<u64>| v.map_or_else(|| "n/a".to_owned(), |v| duration_ns(v as f64));
     let _ = writeln!(
         out,
-        "Latencies     [min, mean, 50, 90, 99, max]      {}, {}, {}, {}, {}, {}  ({})",
+        "Latencies     [min, mean, 50, 90, 95, 99, max]  {}, {}, {}, {}, {}, {}, {}  ({})",
         ns(l.min_ns),
         l.mean_ns.map_or_else(|| "n/a".to_owned(), duration_ns),
         q("p50"),
         q("p90"),
+        q("p95"),
         q("p99"),
         ns(l.max_ns),
         crate::summary::latency_words(s.latency_kind)
