@@ -80,7 +80,13 @@ fn target(run: &RunFile) -> f64 {
 fn until_stable(u: &UntilStable, run: &RunFile) -> RunCheck {
     let width = u.half_width.map_or_else(
         || "no interval yet".to_owned(),
-        |w| format!("±{:.1}%", w * 100.0),
+        |w| {
+            if w > 1.0 {
+                "an interval wider than itself".to_owned()
+            } else {
+                format!("±{:.1}%", w * 100.0)
+            }
+        },
     );
     let target = format!("±{:.1}%", u.target * 100.0);
     let mut c = match u.converged_after_s {
@@ -246,27 +252,33 @@ fn convergence(run: &RunFile, metric: Metric) -> Result<RunCheck, SchemaError> {
     } else {
         "not converged"
     };
-    let mut c = check(
-        &name,
-        verdict,
-        format!(
-            "{key} {shown} ±{:.1}% (95%, {} batches of {:.0} s{}): {word}{}",
-            relative * 100.0,
-            b.batches,
-            b.batch_s,
-            b.lag1
-                .map(|r| format!(", lag-1 autocorrelation {r:.2}"))
-                .unwrap_or_default(),
-            if verdict == CheckVerdict::Fail {
-                format!(
-                    " within ±{}%; run longer",
-                    (target(run) * 1000.0).round() / 10.0
-                )
-            } else {
-                String::new()
-            }
-        ),
+    let batches = format!(
+        "95%, {} batches of {:.0} s{}",
+        b.batches,
+        b.batch_s,
+        b.lag1
+            .map(|r| format!(", lag-1 autocorrelation {r:.2}"))
+            .unwrap_or_default()
     );
+    let within = format!(" within ±{}%", (target(run) * 1000.0).round() / 10.0);
+    // An interval wider than the figure itself bounds nothing: a ± of thousands of percent
+    // would read as a figure, so the words say what it is instead.
+    let message = if relative > 1.0 {
+        format!(
+            "{key} {shown}: not converged{within}: its interval ({batches}) is wider than the figure itself; run longer"
+        )
+    } else if verdict == CheckVerdict::Fail {
+        format!(
+            "{key} {shown} ±{:.1}% ({batches}): {word}{within}; run longer",
+            relative * 100.0
+        )
+    } else {
+        format!(
+            "{key} {shown} ±{:.1}% ({batches}): {word}",
+            relative * 100.0
+        )
+    };
+    let mut c = check(&name, verdict, message);
     c.statistic = Some(relative);
     c.interval = Some(b.interval);
     c.batch_s = Some(b.batch_s);

@@ -202,3 +202,28 @@ fn compare_flags_runs_that_failed_their_own_checks() {
         flagged[0]
     );
 }
+
+/// #58: an interval wider than the figure bounds nothing: "p50 641 µs ±410859.9%" read as a
+/// figure. The check says "not converged" and why, with no ± at all.
+#[test]
+fn an_interval_wider_than_the_figure_is_named_not_given() {
+    // Fifteen seconds around 100 µs, then fifteen around 100 ms: each batch's p50 is one
+    // or the other, so the bootstrap interval spans both, far wider than the 100 µs p50.
+    let mut run = synthetic("step", 30, 2_000, 1e5, 11);
+    let slow = synthetic("step", 30, 2_000, 1e8, 12);
+    for (t, interval) in run.intervals.iter_mut().enumerate().skip(15) {
+        interval.latency = slow.intervals[t].latency.clone();
+    }
+    let checks = run_checks(&run).unwrap();
+    let p50 = check(&checks, "convergence:p50").unwrap();
+    assert_eq!(p50.verdict, CheckVerdict::Fail, "{}", p50.message);
+    assert!(p50.statistic.unwrap() > 1.0, "{}", p50.message);
+    let width = format!("±{:.1}%", p50.statistic.unwrap() * 100.0);
+    assert!(
+        p50.message.contains("not converged")
+            && p50.message.contains("wider than the figure itself")
+            && !p50.message.contains(&width),
+        "{}",
+        p50.message
+    );
+}
