@@ -389,7 +389,12 @@ pub fn verdict(
         .map(|(r, _, _)| *r)
         .reduce(f64::min);
     let stopped_by = search.stopped_by();
-    let (max, fail) = (search.max_rate(), search.first_failing());
+    let not_applied_load = matches!(stopped_by, "client" | "machine" | "connection_cap");
+    // A sweep the load could not be applied in has no verdict on the server: a miss before
+    // the stop may be the machine's doing as much as the step that stopped it, so it names
+    // no failing rate (its step's record keeps the miss).
+    let fail = search.first_failing().filter(|_| !not_applied_load);
+    let max = search.max_rate();
     let slo = slo::slo_text(terms);
     let mut summary = match (stopped_by, max, fail) {
         ("client" | "machine" | "connection_cap", _, _) => {

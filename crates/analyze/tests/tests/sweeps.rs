@@ -483,3 +483,37 @@ fn a_sweep_of_one_rate_draws_its_point_and_its_slo() {
         .count();
     assert!(dots >= 1, "no dot for the one point of p50");
 }
+
+/// #58: a sweep stopped by the machine names no failing rate of the server. Seen at load 20:
+/// a miss at 413/s, then a step the machine stopped; the file said `first_failing_per_s:
+/// 413`, a server failure the machine caused.
+#[test]
+fn a_sweep_stopped_by_the_machine_names_no_failing_rate() {
+    use vload_analyze::sweep::StepOutcome;
+    let run = synthetic("x", 6, 1_000, 200_000.0, 3);
+    let record = step_record(&run, 0, 0.0, &[]);
+    let mut search = Search::new(vec![300.0, 500.0], true, 0.0);
+    let mut steps = Vec::new();
+    let outcomes = [
+        StepOutcome::Met(Vec::new()),
+        StepOutcome::Missed(Vec::new()),
+        StepOutcome::Met(Vec::new()),
+        StepOutcome::MachineBusy("requests due were never sent".into()),
+    ];
+    for outcome in outcomes {
+        let rate = search.next().expect("a step to run");
+        search.record(rate, &outcome, false);
+        steps.push((rate, record.clone(), outcome));
+    }
+    assert_eq!(search.next(), None, "the machine stopped it");
+    assert!(search.first_failing().is_some(), "the search saw a miss");
+    let v = verdict(&search, &[], &steps);
+    assert_eq!(v.stopped_by, "machine");
+    assert_eq!(v.first_failing_per_s, None, "{v:?}");
+    assert_eq!(v.max_rate_per_s, Some(400.0), "{v:?}");
+    assert!(
+        v.summary.contains("without a verdict on the server"),
+        "{}",
+        v.summary
+    );
+}
