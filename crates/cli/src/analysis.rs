@@ -117,7 +117,7 @@ pub(crate) fn read_run(path: &Path) -> anyhow::Result<RunFile> {
 
 /// A run file's text, bounded in size; errors name the file.
 pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
-    let bytes = crate::output::read_bounded(path, MAX_RUN_FILE, "run file")?;
+    let bytes = crate::output::read_json_text(path, MAX_RUN_FILE, "run file")?;
     String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("'{}': not a run file (not UTF-8 text)", path.display()))
 }

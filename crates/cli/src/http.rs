@@ -6,7 +6,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Readers held at once; a newer one pushes out the oldest.
+/// Readers held at once. When all are held, a new connection takes the place of the oldest
+/// that has sent nothing yet; a reader whose request has begun (or is being answered) is
+/// never pushed out, so a flood of idle local connections costs the flood, not the readers.
 const READERS: usize = 64;
 
 /// The whole of one scrape, the request's first byte to the answer's last: a reader that
@@ -23,35 +25,58 @@ struct Reader {
 }
 
 /// Answers requests with `answer` (given each request's head) until `stop`: every connection
-/// non-blocking, served in turn, each within [`BOUND`].
+/// non-blocking, served in turn, each within [`BOUND`]. The readers held are served before
+/// new connections are taken, so one that has sent its request is answered first.
 pub(crate) fn serve(listener: &TcpListener, stop: &AtomicBool, answer: &dyn Fn(&str) -> Vec<u8>) {
     let mut readers: Vec<Reader> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
-        let mut moved = false;
-        while let Ok((stream, _)) = listener.accept() {
-            moved = true;
-            if stream.set_nonblocking(true).is_err() {
-                continue;
-            }
-            if readers.len() >= READERS {
-                readers.remove(0);
-            }
-            readers.push(Reader {
-                stream,
-                head: Vec::new(),
-                answer: None,
-                deadline: std::time::Instant::now() + BOUND,
-            });
-        }
         let now = std::time::Instant::now();
+        let mut moved = false;
         readers.retain_mut(|s| {
             let (keep, busy) = step(s, answer);
             moved |= busy;
             keep && now < s.deadline
         });
+        // At most one round of new readers at a time: a flood waits in the kernel's queue.
+        for _ in 0..READERS {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            moved = true;
+            if stream.set_nonblocking(true).is_err() || !admit(&mut readers) {
+                continue;
+            }
+            let mut reader = Reader {
+                stream,
+                head: Vec::new(),
+                answer: None,
+                deadline: std::time::Instant::now() + BOUND,
+            };
+            // A browser or a scraper has sent its request by now: read at once, it is no
+            // longer idle, and the connections behind it cannot push it out.
+            if step(&mut reader, answer).0 {
+                readers.push(reader);
+            }
+        }
         if !moved {
             std::thread::sleep(Duration::from_millis(5));
         }
+    }
+}
+
+/// Makes room for a new reader: none needed below [`READERS`]; else the oldest that has
+/// sent nothing is let go. `false`: every reader held has a request under way, and the new
+/// connection is the one let go.
+fn admit(readers: &mut Vec<Reader>) -> bool {
+    if readers.len() < READERS {
+        return true;
+    }
+    match readers.iter().position(|r| r.head.is_empty()) {
+        Some(idle) => {
+            readers.remove(idle);
+            true
+        }
+        None => false,
     }
 }
 
@@ -118,4 +143,49 @@ pub(crate) fn request_line(head: &str) -> (&str, &str) {
         words.next().unwrap_or_default(),
         words.next().unwrap_or("/"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read as _, Write as _};
+
+    /// #58: a flood of idle local connections pushed out a real reader of the dashboard and
+    /// /metrics: the readers who sent a request are answered, the idle ones let go.
+    #[test]
+    fn a_flood_of_idle_connections_pushes_out_no_reader() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let server = std::thread::spawn({
+            let stop = stop.clone();
+            move || {
+                serve(&listener, &stop, &|_| {
+                    response("200 OK", "text/plain", b"ok")
+                })
+            }
+        });
+        let mut readers = Vec::new();
+        let mut flood = Vec::new();
+        for round in 0..4 {
+            let mut reader = TcpStream::connect(addr).unwrap();
+            reader.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+            readers.push(reader);
+            for _ in 0..(100 + round) {
+                flood.push(TcpStream::connect(addr).unwrap());
+            }
+        }
+        for mut reader in readers {
+            reader
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut answer = String::new();
+            let _ = reader.read_to_string(&mut answer);
+            assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer:?}");
+        }
+        stop.store(true, Ordering::Relaxed);
+        server.join().unwrap();
+        drop(flood);
+    }
 }

@@ -56,7 +56,16 @@ fn main() -> ExitCode {
                 crate::paint::say!("vload: error: {hint}");
                 return ExitCode::from(2);
             }
-            None => err.exit(),
+            None => {
+                // clap quotes a refused value whole: a password in a URL is hidden first.
+                let text = err.render().to_string();
+                let shown = vload_engine::url::hide_passwords(&text);
+                if shown == text {
+                    err.exit()
+                }
+                eprint!("{shown}");
+                return ExitCode::from(2);
+            }
         },
     };
     let result = run(&cli);
@@ -65,7 +74,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let message = format!("{err:#}");
+            let message = vload_engine::url::hide_passwords(&format!("{err:#}"));
             crate::paint::say!("vload: error: {}", vload_analyze::units::clean(&message));
             ExitCode::from(2)
         }

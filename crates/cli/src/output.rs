@@ -189,34 +189,77 @@ pub(crate) fn rescue(text: &str, run_id: &str) -> Result<PathBuf, Vec<String>> {
 /// Reads a whole input file of at most `max` bytes; `what` names it in errors ("run file",
 /// "--body-file"). A larger file (a disk image given by mistake) is refused, not read.
 pub(crate) fn read_bounded(path: &Path, max: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    read_checked(path, max, what, |_, _| None)
+}
+
+/// [`read_bounded`] for a JSON text (a run file): refused at its first bytes when they
+/// cannot begin one (not `{`, or a NUL), so `/dev/zero` or a binary is not read to the
+/// limit before the refusal.
+pub(crate) fn read_json_text(path: &Path, max: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    read_checked(path, max, what, |all, new| {
+        if let Some(first) = all.iter().find(|b| !b.is_ascii_whitespace())
+            && *first != b'{'
+        {
+            return Some(format!("it starts with byte 0x{first:02x}, not '{{'"));
+        }
+        new.contains(&0)
+            .then(|| "it holds NUL bytes (binary data)".to_owned())
+    })
+}
+
+/// Reads `path` (`-`: standard input) a chunk at a time, at most `max` bytes; `wrong` looks
+/// at all read so far and the chunk just read, and names why it is not a `what`.
+fn read_checked(
+    path: &Path,
+    max: u64,
+    what: &str,
+    wrong: impl Fn(&[u8], &[u8]) -> Option<String>,
+) -> anyhow::Result<Vec<u8>> {
     use std::io::Read as _;
-    if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(max + 1)
-            .read_to_end(&mut bytes)
-            .with_context(|| format!("cannot read {what} from standard input"))?;
-        if bytes.len() as u64 > max {
+    let stdin = path == Path::new("-");
+    let named = || {
+        if stdin {
+            "standard input".to_owned()
+        } else {
+            format!("'{}'", path.display())
+        }
+    };
+    let mut input: Box<dyn std::io::Read> = if stdin {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = File::open(path).with_context(|| format!("cannot read {what} {}", named()))?;
+        let size = file
+            .metadata()
+            .with_context(|| format!("cannot read {what} {}", named()))?
+            .len();
+        if size > max {
             bail!(
-                "{what} on standard input is more than vload reads ({max} bytes): is it the right file?"
+                "{what} {} is {size} bytes, more than vload reads ({max}): is it the right file?",
+                named()
             );
         }
-        return Ok(bytes);
-    }
-    let cannot = || format!("cannot read {what} '{}'", path.display());
-    let file = File::open(path).with_context(cannot)?;
-    let size = file.metadata().with_context(cannot)?.len();
-    if size > max {
-        bail!(
-            "{what} '{}' is {size} bytes, more than vload reads ({max}): is it the right file?",
-            path.display()
-        );
-    }
+        Box::new(file)
+    };
     let mut bytes = Vec::new();
-    file.take(max)
-        .read_to_end(&mut bytes)
-        .with_context(cannot)?;
+    let mut chunk = vec![0; 64 << 10];
+    loop {
+        let n = match input.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {what} {}", named())),
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() as u64 > max {
+            bail!(
+                "{what} {} is more than vload reads ({max} bytes): is it the right file?",
+                named()
+            );
+        }
+        if let Some(why) = wrong(&bytes, &chunk[..n]) {
+            bail!("{} is not a {what}: {why}", named());
+        }
+    }
     Ok(bytes)
 }
 

@@ -55,6 +55,36 @@ pub fn take_userinfo(url: &str) -> Option<(String, String)> {
     Some((percent_decode(&authority[..at]), stripped))
 }
 
+/// `text` with the password of every URL in it (`scheme://user:password@host`) hidden, so
+/// an error or a label that quotes a URL never prints a secret.
+pub fn hide_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#' | '\'' | '"' | '`') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            // A user name alone may be a token: hidden as well.
+            Some(at) => {
+                if let Some((user, _)) = authority[..at].split_once(':') {
+                    out.push_str(user);
+                    out.push(':');
+                }
+                out.push_str("(hidden)");
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The value of a Basic `Authorization` header for `userinfo` (`user:password`), RFC 7617.
 pub fn basic_authorization(userinfo: &str) -> String {
     use base64::Engine as _;
@@ -139,6 +169,20 @@ mod tests {
         assert_eq!(encode_url("http://h/a%20b"), "http://h/a%20b");
         assert!(matches!(encode_url("http://h/plain"), Cow::Borrowed(_)));
         assert_eq!(encode_target("/ü"), "/%C3%BC");
+    }
+
+    #[test]
+    fn passwords_in_text_are_hidden() {
+        assert_eq!(
+            hide_passwords("invalid value 'nginx:http://u:s3cret@h:8/status' for x"),
+            "invalid value 'nginx:http://u:(hidden)@h:8/status' for x"
+        );
+        assert_eq!(
+            hide_passwords("a http://h/x@y and https://a:b@c"),
+            "a http://h/x@y and https://a:(hidden)@c"
+        );
+        assert_eq!(hide_passwords("http://token@h/"), "http://(hidden)@h/");
+        assert_eq!(hide_passwords("no url: a:b@c"), "no url: a:b@c");
     }
 
     #[test]

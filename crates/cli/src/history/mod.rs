@@ -249,11 +249,13 @@ fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
     let mut store = args.db.open(true)?;
     let mut failed = 0;
     for file in &args.files {
+        // Ids, labels and reasons come from the file: printed with controls escaped.
         match add_one(&mut store, file) {
-            Ok(line) => crate::paint::say!("vload: {line}"),
+            Ok(line) => crate::paint::say!("vload: {}", vload_analyze::units::clean(&line)),
             Err(e) => {
                 failed += 1;
-                crate::paint::say!("vload: error: {}: {e:#}", file.display());
+                let line = format!("{}: {e:#}", file.display());
+                crate::paint::say!("vload: error: {}", vload_analyze::units::clean(&line));
             }
         }
     }
@@ -343,7 +345,7 @@ fn store_run(args: &ProvenanceArgs, run: &vload_schema::RunFile) -> bool {
         Store::open(&path).and_then(|mut s| s.add(&run.to_json(), "vload attack --history"));
     match result {
         Ok(added) => {
-            crate::paint::say!("vload: {}", describe(&added));
+            crate::paint::say!("vload: {}", vload_analyze::units::clean(&describe(&added)));
             true
         }
         Err(e) => {

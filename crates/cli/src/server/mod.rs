@@ -72,19 +72,28 @@ impl std::str::FromStr for ServerStats {
             (None, Some(default)) => default.to_owned(),
             _ => return Err(format!("{name} needs {}: {name}:ADDRESS", kind.address)),
         };
-        (kind.open)(&address).map_err(|why| format!("{name}:{address}: {why}"))?;
+        (kind.open)(&address).map_err(|why| {
+            let shown = vload_engine::url::hide_passwords(&address);
+            format!("{name}:{shown}: {why}")
+        })?;
         Ok(ServerStats { kind, address })
     }
 }
 
 impl ServerStats {
-    /// How the flag named it, e.g. `nginx:http://127.0.0.1:8080/status`.
+    /// How the flag named it, e.g. `nginx:http://127.0.0.1:8080/status`, a password in it
+    /// hidden.
     pub(crate) fn label(&self) -> String {
         if self.address.is_empty() {
             self.kind.name.to_owned()
         } else {
-            format!("{}:{}", self.kind.name, self.address)
+            format!("{}:{}", self.kind.name, self.shown_address())
         }
+    }
+
+    /// The address as the run file and messages show it: a password in it hidden.
+    pub(crate) fn shown_address(&self) -> String {
+        vload_engine::url::hide_passwords(&self.address)
     }
 }
 
@@ -193,7 +202,7 @@ impl Reader {
         let counters = increase(start, end);
         Ok(StatsRecord {
             source: self.spec.kind.name.to_owned(),
-            address: self.spec.address.clone(),
+            address: self.spec.shown_address(),
             covers: covers.to_owned(),
             common: self.common(start, end),
             troubles: vload_schema::troubles(&counters, self.source.troubles()),

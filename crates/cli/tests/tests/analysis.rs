@@ -229,7 +229,7 @@ fn bad_run_files_are_one_clear_error() {
         (
             "garbage.json",
             Some("\u{0}\u{1}binary".to_owned()),
-            "not valid run-file JSON",
+            "is not a run file: it starts with byte 0x00",
         ),
     ];
     for (name, content, needle) in cases {

@@ -80,6 +80,29 @@ fn unreadable_servers_are_refused_before_the_attack() {
         ],
         "the page is not nginx's stub_status",
     );
+    // #58: credentials in a side URL are sent as Basic auth, and no message shows them: not
+    // clap's wrapper, not the source's own error.
+    for (stats, needle) in [
+        (
+            "squid:https://admin:s3cret@127.0.0.1:3128",
+            "is not an http:// URL",
+        ),
+        (
+            &*format!("nginx:http://admin:s3cret@{}/status", &closed_url[7..]),
+            "cannot connect",
+        ),
+    ] {
+        let o = run(
+            vload().args(["attack", "-n", "5", "--server-stats", stats, &url]),
+            2,
+        );
+        let err = stderr(&o);
+        assert!(
+            err.contains(needle) && err.contains("admin:(hidden)@"),
+            "{err}"
+        );
+        assert!(!err.contains("s3cret"), "{err}");
+    }
     refused(
         &["attack", "-n", "5", "--watch-pid", "4000000000", &url],
         "--watch-pid 4000000000: no such process",

@@ -169,6 +169,46 @@ fn bad_input_gets_one_line_naming_it() {
         "{}",
         stderr(&o)
     );
+    // #58: /dev/zero is refused at its first byte, not read to the 1 GiB limit; a run file
+    // whose id holds a right-to-left override is named with it escaped.
+    let db = dir.path("odd.db");
+    let o = run(
+        vload()
+            .args(["history", "add", "--db"])
+            .arg(&db)
+            .arg("/dev/zero"),
+        2,
+    );
+    assert!(
+        stderr(&o).contains("'/dev/zero' is not a run file: it starts with byte 0x00"),
+        "{}",
+        stderr(&o)
+    );
+    let golden = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../schema/tests/data/golden-run.json"
+    ))
+    .unwrap();
+    let run_id = serde_json::from_str::<serde_json::Value>(&golden).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let odd = dir.path("odd.json");
+    std::fs::write(
+        &odd,
+        golden.replacen(&run_id, &format!("{run_id}\\u202egnp.exe"), 1),
+    )
+    .unwrap();
+    let o = run(
+        vload().args(["history", "add", "--db"]).arg(&db).arg(&odd),
+        0,
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("stored run") && err.contains("\\u{202e}gnp.exe"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{202e}'), "{err}");
     // A database that is not one.
     let junk = dir.path("junk.db");
     std::fs::write(&junk, vec![b'x'; 8192]).unwrap();
