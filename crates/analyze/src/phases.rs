@@ -16,6 +16,9 @@ pub struct PhaseSummary {
     pub transfer: LatencySummary,
     /// The origin's share and the proxy's, when misses carried the origin's time.
     pub proxy: Option<ProxyShare>,
+    /// Misses whose `Server-Timing` claimed more than their own wait for the first byte (a
+    /// clock skew or a lying origin), left out of the shares.
+    pub timing_beyond_wait: u64,
 }
 
 /// The misses that carried the origin's own time, split between the origin and the proxy.
@@ -65,6 +68,7 @@ impl PhaseSummary {
             first_byte: LatencySummary::of(first_byte)?,
             transfer: LatencySummary::of(transfer)?,
             proxy,
+            timing_beyond_wait: run.totals.server_timing_beyond_wait,
         }))
     }
 }

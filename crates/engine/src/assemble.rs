@@ -200,6 +200,7 @@ fn totals(
         unsent: t.unsent,
         unfinished: t.unfinished,
         stray_closes: t.stray,
+        server_timing_beyond_wait: t.timing_beyond_wait,
         connections_unused: t.unused,
         queue_timeouts: t.queue_timeouts,
         queued: t.queued,

@@ -179,6 +179,8 @@ pub(crate) struct IntervalStats {
     /// Connections closed because the server sent bytes nobody asked for after a complete
     /// response (a body on a 204 or 304, a Content-Length shorter than the body).
     pub(crate) stray: u64,
+    /// Misses whose `Server-Timing` claimed more than their own wait for the first byte.
+    pub(crate) timing_beyond_wait: u64,
     /// Connections closed without carrying a request.
     pub(crate) unused: u64,
     /// Requests that timed out waiting for a connection (also counted as request timeouts).
@@ -313,6 +315,7 @@ impl IntervalStats {
             unsent: 0,
             unfinished: 0,
             stray: 0,
+            timing_beyond_wait: 0,
             unused: 0,
             queue_timeouts: 0,
             queued: 0,
@@ -362,6 +365,7 @@ impl IntervalStats {
         self.unsent += other.unsent;
         self.unfinished += other.unfinished;
         self.stray += other.stray;
+        self.timing_beyond_wait += other.timing_beyond_wait;
         self.unused += other.unused;
         self.queue_timeouts += other.queue_timeouts;
         self.queued += other.queued;

@@ -60,8 +60,9 @@
 //!   `late_sends`, `backlog`, `out_of_range`, and when not zero `unsent` (due, never sent),
 //!   `unfinished` (sent, neither answered nor failed when the run stopped waiting),
 //!   `queue_timeouts` (of the request timeouts, those that never left vload's queue),
-//!   `stray_closes` (connections closed for bytes after a complete response) and `queued`
-//!   (waited for a connection) ([`Totals`]). Error kinds:
+//!   `stray_closes` (connections closed for bytes after a complete response),
+//!   `server_timing_beyond_wait` (misses whose `Server-Timing` exceeded their own wait, left
+//!   out of `latency.origin`) and `queued` (waited for a connection) ([`Totals`]). Error kinds:
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
 //!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `quic_idle_timeout`,
 //!   `stateless_reset`, `quic_version`, `other` ([`ErrorKind`]).

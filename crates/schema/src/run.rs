@@ -236,6 +236,11 @@ pub struct Totals {
     /// the response stands, the connection cannot be used again. Not a request's outcome.
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stray_closes: u64,
+    /// Misses whose `Server-Timing` claimed more time at the origin than the request's own
+    /// wait for its first byte (a clock skew or a lying origin): left out of
+    /// `latency.origin` and `latency.proxy_added`, counted here instead.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub server_timing_beyond_wait: u64,
     /// Connections that were made and closed (by vload at the end, idle, or by the server)
     /// without carrying a request: a proxy may count each as a client's request error
     /// (HAProxy's `ereq`), which is vload's doing, not the server's trouble.

@@ -109,6 +109,7 @@ mod golden {
                 unsent: 0,
                 unfinished: 0,
                 stray_closes: 0,
+                server_timing_beyond_wait: 0,
                 connections_unused: 0,
                 queue_timeouts: 0,
                 queued: 0,

@@ -284,6 +284,7 @@ fn zero_totals() -> vload_schema::Totals {
         unsent: 0,
         unfinished: 0,
         stray_closes: 0,
+        server_timing_beyond_wait: 0,
         connections_unused: 0,
         queue_timeouts: 0,
         queued: 0,
@@ -321,6 +322,10 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
     add(&mut into.unsent, t.unsent);
     add(&mut into.unfinished, t.unfinished);
     add(&mut into.stray_closes, t.stray_closes);
+    add(
+        &mut into.server_timing_beyond_wait,
+        t.server_timing_beyond_wait,
+    );
     add(&mut into.connections_unused, t.connections_unused);
     add(&mut into.queue_timeouts, t.queue_timeouts);
     add(&mut into.queued, t.queued);

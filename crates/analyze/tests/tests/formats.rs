@@ -227,3 +227,26 @@ fn brief_total_is_the_requests_due_and_it_shows_p95() {
         "{latencies}"
     );
 }
+
+/// #58: misses whose `Server-Timing` claimed more than their own wait are named in the
+/// report, with what they may mean.
+#[test]
+fn origin_times_beyond_the_wait_are_named() {
+    let mut run = synthetic("x", 5, 1_000, 200_000.0, 3);
+    run.latency.first_byte = Some(run.latency.service.clone());
+    run.latency.transfer = Some(run.latency.service.clone());
+    let s = vload_analyze::Summary::of(&run).unwrap();
+    let text = vload_analyze::render::report::text::render(&s);
+    assert!(!text.contains("lying origin"), "{text}");
+    run.totals.server_timing_beyond_wait = 1_234;
+    let s = vload_analyze::Summary::of(&run).unwrap();
+    let text = vload_analyze::render::report::text::render(&s);
+    let line = text
+        .lines()
+        .find(|l| l.contains("[left out]"))
+        .expect(&text);
+    assert!(
+        line.contains("1,234 misses") && line.contains("lying origin"),
+        "{line}"
+    );
+}

@@ -461,11 +461,16 @@ impl Recorder {
                 stats.transfer.record(phases.transfer);
                 // A hit's `Server-Timing` is the one stored with the object: the origin did
                 // nothing for it.
+                // An origin's time beyond the request's own wait cannot be: a clock skew or a
+                // lying origin, counted apart rather than folded into "proxy added 0".
                 if let Some(origin) = origin.filter(|_| cache.0.is_miss()) {
-                    stats.origin.record(origin);
-                    stats
-                        .proxy_added
-                        .record(phases.first_byte.saturating_sub(origin));
+                    match phases.first_byte.checked_sub(origin) {
+                        Some(added) => {
+                            stats.origin.record(origin);
+                            stats.proxy_added.record(added);
+                        }
+                        None => stats.timing_beyond_wait += 1,
+                    }
                 }
                 let primary = response.unwrap_or(service);
                 if cache.0.is_hit() {

@@ -147,3 +147,47 @@ fn the_bytes_read_count_heads_and_framing_with_vloads_clients() {
     };
     assert_eq!(attack(p).totals.wire_bytes_in, None);
 }
+
+/// A server that answers every request on a connection at once as a miss, claiming
+/// `Server-Timing: app;dur=900` (900 ms at the origin for an answer of microseconds).
+fn lying_origin() -> std::net::SocketAddr {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut buf = [0; 4096];
+                let mut seen = Vec::new();
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                        seen.drain(..end + 4);
+                        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Cache: MISS\r\nServer-Timing: app;dur=900\r\n\r\nok";
+                        if stream.write_all(answer).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// #58: an origin claiming `app;dur=900` on answers of microseconds gave "Origin 900 ms,
+/// proxy added 0 ns": every impossible sample was folded into 0. They are counted apart,
+/// and the origin and proxy shares keep only samples that can be.
+#[test]
+fn an_origin_time_beyond_the_wait_is_counted_apart() {
+    let run = attack(plan(lying_origin(), "/", closed(1), count(20)));
+    assert_eq!(run.totals.completed, 20, "{:?}", run.totals.errors);
+    assert_eq!(run.totals.server_timing_beyond_wait, 20);
+    assert!(run.latency.origin.is_none(), "{:?}", run.latency.origin);
+    assert!(run.latency.proxy_added.is_none());
+    assert_eq!(run.latency.first_byte.as_ref().unwrap().moments.n, 20);
+}

@@ -25,6 +25,18 @@ pub(super) fn render_phases(out: &mut String, s: &Summary) {
             p50_p99(&phases.transfer)
         ),
     );
+    let beyond = phases.timing_beyond_wait;
+    if beyond > 0 {
+        row(
+            out,
+            "Origin time",
+            "[left out]",
+            &format!(
+                "{} misses claimed more origin time (Server-Timing) than their own wait for the first byte: a clock skew or a lying origin",
+                count(beyond)
+            ),
+        );
+    }
     let Some(proxy) = &phases.proxy else { return };
     row(
         out,
