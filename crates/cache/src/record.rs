@@ -68,6 +68,7 @@ pub fn model_record(
         lru_hit_ratio: prediction.lru.map(|(h, _)| h),
         lru_characteristic_time_s: prediction.lru.and_then(|(_, t)| t),
         cold_bound: prediction.cold_bound,
+        realized_cold_bound: None,
         ttl_bound: prediction.ttl_bound,
         rate_per_s: rate,
         requests_before: before,

@@ -173,7 +173,7 @@ impl Inbox {
             }
             WorkerMsg::Done(summary) => {
                 self.finished[summary.worker as usize] = true;
-                Some(summary)
+                Some(*summary)
             }
         }
     }

@@ -43,8 +43,15 @@ pub struct CacheModelRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_characteristic_time_s: Option<f64>,
     /// The most any cache could hit in the window if it was empty when the attack started
-    /// (every object's first request misses), 0 to 1.
+    /// (every object's first request misses), 0 to 1: the expectation for a run like this
+    /// one.
     pub cold_bound: f64,
+    /// The same bound for the objects this run actually drew: one minus the window's
+    /// requests that were an object's first of the run, over the window's requests. Absent
+    /// when it is not known (a merge of shards, a `--warmup-until` run, `--churn`, a
+    /// catalogue of more than 2^26 objects, files before #58).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realized_cold_bound: Option<f64>,
     /// The most any cache can hit once warm when objects expire at the origin's max-age or
     /// are replaced (`--churn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,9 @@
 //! breakdowns ([`Recorder`]). Neither knows the load model or the driver.
 
 mod books;
+mod objects;
 mod recorder;
 
 pub(crate) use books::Books;
+pub(crate) use objects::ObjectDraws;
 pub(crate) use recorder::{Ended, Flow, Recorder, Stages};

@@ -179,6 +179,8 @@ pub(crate) struct Recorder {
     last_send: Cell<Option<Instant>>,
     /// When the first request went out (or failed to connect), for the start's offset.
     first_send: Cell<Option<Instant>>,
+    /// A catalogue's objects drawn, warm-up and window apart.
+    objects: RefCell<Option<super::ObjectDraws>>,
 }
 
 impl Recorder {
@@ -191,6 +193,7 @@ impl Recorder {
         tally: Tally,
     ) -> Recorder {
         Recorder {
+            objects: RefCell::new(plan.catalogue.as_ref().and_then(super::ObjectDraws::new)),
             books: Books::new(t0, measure_from, stages.is_some()),
             plan,
             stages,
@@ -222,7 +225,12 @@ impl Recorder {
     }
 
     /// A request of `job` goes out at `start`.
-    pub(crate) fn begin(&self, job: &Job, start: Instant) {
+    pub(crate) fn begin(&self, job: &Job, start: Instant, object: Option<u64>) {
+        if let Some(id) = object
+            && let Some(draws) = self.objects.borrow_mut().as_mut()
+        {
+            draws.drew(id, job.warmup);
+        }
         self.books.send(job);
         self.last_send.set(Some(start));
         if self.first_send.get().is_none() {
@@ -519,6 +527,11 @@ impl Recorder {
             .zip(ERROR_KINDS)
             .filter_map(|(s, k)| s.take().map(|s| (k, s)))
             .collect()
+    }
+
+    /// The catalogue objects drawn, for the worker's summary.
+    pub(crate) fn take_objects(&self) -> Option<super::ObjectDraws> {
+        self.objects.borrow_mut().take()
     }
 
     /// The measured window's breakdowns, for the worker's summary.

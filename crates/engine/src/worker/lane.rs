@@ -240,7 +240,7 @@ impl Lane {
         };
         job.tags = drawn.tags;
         job.watched = drawn.watched;
-        core.recorder.begin(&job, now);
+        core.recorder.begin(&job, now, drawn.object);
         self.served += 1;
         let last = core
             .plan

@@ -49,7 +49,7 @@ pub(crate) fn run(setup: WorkerSetup) {
         }
     };
     // The collector outlives every worker; a send error means it is gone and nobody listens.
-    let _ = to_collector.send(WorkerMsg::Done(summary));
+    let _ = to_collector.send(WorkerMsg::Done(Box::new(summary)));
 }
 
 /// Serves the worker's share on the driver that fits it, picked before anything is built:
@@ -129,6 +129,7 @@ fn wrap_up(
         peak_connections: core.model.peak(),
         handshakes,
         breakdowns: Box::new(core.recorder.take_breakdowns()),
+        objects: core.recorder.take_objects(),
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) enum WorkerMsg {
         warmup: Option<Box<IntervalStats>>,
     },
     /// The worker has finished; no more messages follow from it.
-    Done(WorkerSummary),
+    Done(Box<WorkerSummary>),
 }
 
 /// A finished worker's account.
@@ -53,6 +53,8 @@ pub(crate) struct WorkerSummary {
     pub(crate) handshakes: vload_schema::Handshakes,
     /// The measured window's breakdowns.
     pub(crate) breakdowns: Box<crate::breakdown::Breakdowns>,
+    /// A catalogue's objects drawn, warm-up and window apart.
+    pub(crate) objects: Option<crate::ledger::ObjectDraws>,
 }
 
 /// Everything one worker needs to start.

@@ -40,6 +40,7 @@ impl CatalogueDraws {
                 tags,
                 form: Form::Target(Box::new(target)),
                 watched,
+                object: Some(id),
             };
         };
         let (mut start, mut end) = (0, 0);
@@ -65,6 +66,7 @@ impl CatalogueDraws {
                 authority: None,
             },
             watched,
+            object: Some(id),
         }
     }
 }

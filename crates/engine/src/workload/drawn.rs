@@ -15,6 +15,8 @@ pub(crate) struct Drawn {
     pub(crate) form: Form,
     /// A catalogue object the plan watches ([`crate::AttackPlan::watched_objects`]).
     pub(crate) watched: bool,
+    /// The catalogue object drawn, if it is one.
+    pub(crate) object: Option<u64>,
 }
 
 impl Drawn {

@@ -115,6 +115,7 @@ impl Held {
             tags,
             form,
             watched: false,
+            object: None,
         }
     }
 }

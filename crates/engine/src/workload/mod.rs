@@ -97,6 +97,7 @@ impl Workload {
                 tags: Tags::UNDRAWN,
                 form: Form::Own,
                 watched: false,
+                object: None,
             }),
             Source::Catalogue(sampler) => {
                 let draws = catalogue.as_ref().expect("a catalogue has its draws");
@@ -114,6 +115,7 @@ impl Workload {
                             tags,
                             form: self.form(*target, arena),
                             watched: false,
+                            object: None,
                         }
                     }
                     (Picked::Held { .. }, None) => unreachable!("a held pick has its lists"),

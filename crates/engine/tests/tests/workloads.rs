@@ -1,7 +1,7 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use vload_engine::{EngineError, Pick, TargetFormat, TargetPlan, TargetSet, run};
+use vload_engine::{Client, EngineError, Pick, Protocol, TargetFormat, TargetPlan, TargetSet, run};
 
 use super::util::*;
 
@@ -289,4 +289,42 @@ fn churn_brings_new_objects_at_its_rate() {
         "{renewed} renewed of {} paths",
         paths.len()
     );
+}
+
+/// #58: the bound from empty for the objects a run actually drew, against the origin's own
+/// count of distinct paths (one host: a path is an object), with one-hit wonders; on every
+/// client the lane serves.
+#[test]
+fn the_realized_bound_from_empty_counts_the_objects_drawn() {
+    for protocol in [
+        Protocol::Http1 {
+            client: Client::Lean,
+        },
+        Protocol::Http2 {
+            streams: 2,
+            client: Client::Lean,
+        },
+    ] {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", closed(3), count(3_000));
+        p.protocol = protocol;
+        p.catalogue = Some(vload_cache::Catalogue {
+            objects: 5_000,
+            one_hit_wonders: 0.1,
+            ..Default::default()
+        });
+        let run = attack(p);
+        assert_eq!(run.totals.sent, 3_000);
+        let distinct = origin.stats().requests_by_path.len() as f64;
+        let model = run.cache_model.as_ref().expect("a catalogue's model");
+        let realized = model
+            .realized_cold_bound
+            .expect("the bound of this run's draws");
+        assert!(
+            (realized - (1.0 - distinct / 3_000.0)).abs() < 1e-12,
+            "{realized} against {} distinct paths",
+            distinct
+        );
+        assert!(realized < 0.9 && realized > 0.0, "{realized}");
+    }
 }

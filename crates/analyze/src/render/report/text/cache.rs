@@ -271,7 +271,13 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
         out,
         "",
         "",
-        &format!("{lru}from empty: every object's first request misses"),
+        &format!(
+            "{lru}from empty: every object's first request misses{}",
+            m.realized_cold_bound.map_or_else(String::new, |r| format!(
+                " ({} for the objects this run drew)",
+                percent(r)
+            ))
+        ),
     );
     if let Some((held, ratio)) = s.lru_of_held {
         row(
@@ -294,11 +300,18 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
 /// What the measured hit ratio says against the model.
 fn verdict(measured: f64, m: &CacheModelRecord) -> String {
     let points = |a: f64, b: f64| format!("{:.1} points", (a - b).abs() * 100.0);
-    if measured > m.cold_bound + 0.01 {
+    // The objects this run drew, where known, not the expectation of a run like it: a run
+    // that happened to draw fewer distinct objects can hit more from empty.
+    let (bound, which) = match m.realized_cold_bound {
+        Some(realized) => (realized, "for the objects this run drew"),
+        None => (m.cold_bound, "expected for this workload"),
+    };
+    if measured > bound + 0.01 {
         return format!(
-            "measured {}: {} above what any cache could hit from empty, so the cache held objects before this attack (an earlier run, or a warm-up not counted here)",
+            "measured {}: {} above what any cache could hit from empty ({} {which}), so the cache held objects before this attack (an earlier run, or a warm-up not counted here)",
             percent(measured),
-            points(measured, m.cold_bound)
+            points(measured, bound),
+            percent(bound)
         );
     }
     let Some(lru) = m.lru_hit_ratio else {
