@@ -55,6 +55,8 @@ pub struct Summary {
     pub unfinished: u64,
     /// Of the request timeouts, those that never left vload's queue.
     pub queue_timeouts: u64,
+    /// Of the request timeouts, those whose whole answer was waiting when vload looked.
+    pub timeouts_answered_late: u64,
     /// Connections closed for bytes the server sent after a complete response.
     pub stray_closes: u64,
     /// Responses by status code.
@@ -371,6 +373,7 @@ impl Summary {
             sent: t.sent,
             unfinished: t.unfinished,
             queue_timeouts: t.queue_timeouts,
+            timeouts_answered_late: t.timeouts_answered_late,
             stray_closes: t.stray_closes,
             status_codes: t.status_codes.clone(),
             errors: t.errors.clone(),

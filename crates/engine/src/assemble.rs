@@ -210,6 +210,7 @@ fn totals(
         unfinished: t.unfinished,
         stray_closes: t.stray,
         server_timing_beyond_wait: t.timing_beyond_wait,
+        timeouts_answered_late: t.answered_late,
         connections_unused: t.unused,
         queue_timeouts: t.queue_timeouts,
         queued: t.queued,

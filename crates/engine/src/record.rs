@@ -181,6 +181,8 @@ pub(crate) struct IntervalStats {
     pub(crate) stray: u64,
     /// Misses whose `Server-Timing` claimed more than their own wait for the first byte.
     pub(crate) timing_beyond_wait: u64,
+    /// Request timeouts whose whole answer was waiting when vload looked.
+    pub(crate) answered_late: u64,
     /// Connections closed without carrying a request.
     pub(crate) unused: u64,
     /// Requests that timed out waiting for a connection (also counted as request timeouts).
@@ -316,6 +318,7 @@ impl IntervalStats {
             unfinished: 0,
             stray: 0,
             timing_beyond_wait: 0,
+            answered_late: 0,
             unused: 0,
             queue_timeouts: 0,
             queued: 0,
@@ -366,6 +369,7 @@ impl IntervalStats {
         self.unfinished += other.unfinished;
         self.stray += other.stray;
         self.timing_beyond_wait += other.timing_beyond_wait;
+        self.answered_late += other.answered_late;
         self.unused += other.unused;
         self.queue_timeouts += other.queue_timeouts;
         self.queued += other.queued;

@@ -62,7 +62,9 @@
 //!   `queue_timeouts` (of the request timeouts, those that never left vload's queue),
 //!   `stray_closes` (connections closed for bytes after a complete response),
 //!   `server_timing_beyond_wait` (misses whose `Server-Timing` exceeded their own wait, left
-//!   out of `latency.origin`) and `queued` (waited for a connection) ([`Totals`]). Error kinds:
+//!   out of `latency.origin`), `timeouts_answered_late` (request timeouts whose whole answer
+//!   was waiting when vload looked, over 50 ms late) and `queued` (waited for a connection)
+//!   ([`Totals`]). Error kinds:
 //!   `connect_refused`, `connect_timeout`, `connect`, `request_timeout`, `reset`, `tls`,
 //!   `protocol`, `body`, `stream_reset`, `goaway`, `client_limit`, `quic_idle_timeout`,
 //!   `stateless_reset`, `quic_version`, `other` ([`ErrorKind`]).

@@ -241,6 +241,11 @@ pub struct Totals {
     /// `latency.origin` and `latency.proxy_added`, counted here instead.
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub server_timing_beyond_wait: u64,
+    /// Of the `request_timeout` errors, requests whose whole response was waiting when vload
+    /// looked after their deadline: the server answered, but when is unknown; the time past
+    /// the deadline may be the client's (a thread off a CPU), not the server's.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub timeouts_answered_late: u64,
     /// Connections that were made and closed (by vload at the end, idle, or by the server)
     /// without carrying a request: a proxy may count each as a client's request error
     /// (HAProxy's `ereq`), which is vload's doing, not the server's trouble.
@@ -336,7 +341,9 @@ pub struct Interval {
     pub warmup: bool,
     /// Requests that fell due (open loop) or were sent (closed loop).
     pub intended: u64,
-    /// Requests written.
+    /// Requests vload tried to send, as `totals.sent` counts them: written to a connection,
+    /// or failed trying (a connection that could not be made, or none free before the
+    /// deadline: a queue timeout, never written). The ledger's door, not bytes on the wire.
     pub sent: u64,
     /// Requests that ended, with a response or an error.
     pub completed: u64,

@@ -110,6 +110,7 @@ mod golden {
                 unfinished: 0,
                 stray_closes: 0,
                 server_timing_beyond_wait: 0,
+                timeouts_answered_late: 0,
                 connections_unused: 0,
                 queue_timeouts: 0,
                 queued: 0,

@@ -285,6 +285,7 @@ fn zero_totals() -> vload_schema::Totals {
         unfinished: 0,
         stray_closes: 0,
         server_timing_beyond_wait: 0,
+        timeouts_answered_late: 0,
         connections_unused: 0,
         queue_timeouts: 0,
         queued: 0,
@@ -326,6 +327,7 @@ fn add_totals(into: &mut vload_schema::Totals, t: &vload_schema::Totals) {
         &mut into.server_timing_beyond_wait,
         t.server_timing_beyond_wait,
     );
+    add(&mut into.timeouts_answered_late, t.timeouts_answered_late);
     add(&mut into.connections_unused, t.connections_unused);
     add(&mut into.queue_timeouts, t.queue_timeouts);
     add(&mut into.queued, t.queued);

@@ -144,6 +144,49 @@ fn a_client_frozen_past_the_end_counts_every_due_request() {
     assert!(report.contains("MACHINE-BUSY"), "{report}");
 }
 
+/// #58: a starved client filed answers the server sent in time as request timeouts, with a
+/// message that blamed the server. Frozen for 1.5 s while its requests waited for answers
+/// that took 100 ms: each timeout it files had its whole answer waiting when it looked, and
+/// is counted so, the report and the sample saying the time may be the client's.
+#[test]
+fn a_frozen_client_does_not_blame_the_server_for_its_own_time() {
+    let _turn = serial();
+    let origin = origin();
+    let dir = Scratch::new("frozen-late");
+    let out = dir.path("run.json");
+    let (status, report) = run_frozen(
+        vload()
+            .args([
+                "attack",
+                "-c",
+                "4",
+                "-d",
+                "3s",
+                "--timeout",
+                "500ms",
+                "--no-progress",
+            ])
+            .arg("-o")
+            .arg(&out)
+            .arg(format!("{}?delay=100ms", origin.url())),
+        Duration::from_millis(1000),
+        Duration::from_millis(1500),
+    );
+    assert!(status.success(), "{status:?}");
+    let run = read_run(&out);
+    let t = &run.totals;
+    let timeouts = t.errors.get(&vload_schema::ErrorKind::RequestTimeout);
+    let timeouts = timeouts.expect("the frozen requests' deadlines passed");
+    assert!(timeouts.count >= 1, "{t:?}");
+    assert_eq!(t.timeouts_answered_late, timeouts.count, "{t:?}");
+    assert!(
+        timeouts.sample.contains("may be the client's"),
+        "{}",
+        timeouts.sample
+    );
+    assert!(report.contains("Read late"), "{report}");
+}
+
 /// See #17, case 4: the http crate reads :99999 as no port, which attacked port 80.
 #[test]
 fn a_port_above_65535_is_refused() {

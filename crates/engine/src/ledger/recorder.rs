@@ -166,6 +166,11 @@ impl Stages {
     }
 }
 
+/// A response complete this long after its request's deadline was not looked for in time:
+/// every driver looks at its deadlines more often (the epoll loop's sweep is 10 ms, tokio's
+/// timer 1 ms), so vload's thread was off a CPU or behind.
+const LOOKED_LATE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A worker's recorder (see the module's docs).
 pub(crate) struct Recorder {
     plan: Arc<AttackPlan>,
@@ -276,7 +281,21 @@ impl Recorder {
                 } else {
                     Flow::KeepAlive
                 };
-                self.record(job, done, received, self.timed_out(job, start));
+                // Its answer was whole when vload looked long after the deadline (a driver
+                // looks at least every sweep): the time past it may be the client's (a thread
+                // off a CPU), so it is counted apart and says so.
+                let late = done.saturating_duration_since(job.deadline(self.plan.timeout));
+                let mut outcome = self.timed_out(job, start);
+                if late > LOOKED_LATE {
+                    if let Outcome::Failed { failure, .. } = &mut outcome {
+                        failure.1 = format!(
+                            "no complete response within {:?}: the whole answer was waiting when vload looked, {late:.0?} after the deadline (the time may be the client's: see Client health)",
+                            self.plan.timeout
+                        );
+                    }
+                    self.books.of(job).answered_late += 1;
+                }
+                self.record(job, done, received, outcome);
                 return flow;
             }
             result => result,

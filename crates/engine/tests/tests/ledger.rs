@@ -295,3 +295,36 @@ fn a_connection_whose_http2_handshake_fails_is_counted_opened() {
         assert!(t.connections_opened >= 2, "{protocol:?}: {t:?}");
     }
 }
+
+on_both_drivers! {
+    /// #58: a timeout cannot exist before its request's due time plus the timeout, and is
+    /// filed in the second it happens. Seen at `-r 10M --timeout 2s`: millions of 2-second
+    /// timeouts in seconds 0 and 1 (requests overdue before a lane could take them, expired
+    /// in whatever second the worker's clock still showed; before that fix, this very test
+    /// overflowed the worker's stack). Far over what the origin and 50 connections carry:
+    /// no second that ends before the timeout holds one, and the ledger balances.
+    #[test]
+    fn no_timeout_is_filed_before_its_deadline_could_pass() {
+        let origin = origin();
+        let mut p = plan(origin.addr(), "/", open(10_000_000.0, 50), secs(3.0));
+        p.timeout = Duration::from_millis(1_500);
+        let run = balanced(attack(p), "overload");
+        let t = &run.totals;
+        let timeouts = t.errors[&ErrorKind::RequestTimeout].count;
+        assert!(timeouts > t.intended / 2, "overloaded: {t:?}");
+        for (i, interval) in run.intervals.iter().enumerate() {
+            let timeouts = interval
+                .errors
+                .get(&ErrorKind::RequestTimeout)
+                .copied()
+                .unwrap_or(0);
+            if interval.start_s + interval.duration_s <= 1.5 {
+                assert_eq!(
+                    timeouts, 0,
+                    "intervals[{i}] from {} s: {timeouts} timeouts of 1.5 s",
+                    interval.start_s
+                );
+            }
+        }
+    }
+}

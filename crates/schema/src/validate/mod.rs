@@ -377,6 +377,17 @@ impl RunFile {
                 format!("{} above the {timeouts} request timeouts", t.queue_timeouts),
             ));
         }
+        // A request that waited in the queue was never written: no answer can wait for it.
+        if t.timeouts_answered_late > timeouts - t.queue_timeouts {
+            return Err(invalid(
+                "totals.timeouts_answered_late",
+                format!(
+                    "{} above the {} request timeouts that were written",
+                    t.timeouts_answered_late,
+                    timeouts - t.queue_timeouts
+                ),
+            ));
+        }
         let whole = Ledger::of_totals(t);
         let intervals = self
             .intervals

@@ -326,9 +326,15 @@ impl<'c> Direct<'c> {
             let slot = &mut self.slots[i];
             let act = match *slot.lane.phase() {
                 Phase::Exchange { job, .. } if now >= job.deadline(timeout) => {
+                    // An answer the server sent in time may wait unread (#58: a starved
+                    // client filed 68 of them as the server's timeouts): read it first.
+                    if let Some(act) = self.read_late(i) {
+                        self.act(i, act);
+                        continue;
+                    }
                     // What arrived before the deadline is counted; the connection is not
                     // used again.
-                    slot.disconnect();
+                    self.slots[i].disconnect();
                     self.finish(i, None, None)
                 }
                 _ => slot.lane.poll(self.core, now),
@@ -336,6 +342,22 @@ impl<'c> Direct<'c> {
             self.act(i, act);
         }
         self.core.expire_waiting(now);
+    }
+
+    /// Slot `i`'s response, if the whole of it is waiting on its socket at its deadline
+    /// (the thread was off a CPU when it came, or its event waits for the next wait): the
+    /// time went to the client, not the server, so it ends as what the server answered.
+    fn read_late(&mut self, i: usize) -> Option<Act> {
+        let slot = &mut self.slots[i];
+        if slot.writing(&self.own) {
+            return None;
+        }
+        let (read, n) = slot.read();
+        self.wire += n as u64;
+        match read {
+            Read::More => None,
+            Read::Done(result, first_byte) => Some(self.finish(i, Some(result), first_byte)),
+        }
     }
 
     /// After each event: what fell due while responses were read goes out now (the last

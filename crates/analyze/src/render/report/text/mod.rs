@@ -482,6 +482,16 @@ fn render_ledger_notes(out: &mut String, s: &Summary) {
             ),
         );
     }
+    if s.timeouts_answered_late > 0 {
+        note(
+            out,
+            "Read late",
+            format!(
+                "{} of the request timeouts had their whole answer waiting when vload looked after the deadline: the server answered, when is unknown; the time past it may be the client's (see Client health)",
+                count(s.timeouts_answered_late)
+            ),
+        );
+    }
     if s.stray_closes > 0 {
         note(
             out,
