@@ -232,7 +232,7 @@ impl Protocol {
     pub(crate) fn counts_wire(self) -> bool {
         match self {
             Protocol::Http1 { client } | Protocol::Http2 { client, .. } => client == Client::Lean,
-            Protocol::Http3 { .. } => false,
+            Protocol::Http3 { .. } => true,
         }
     }
 

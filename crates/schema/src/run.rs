@@ -281,6 +281,10 @@ pub struct Handshakes {
     /// Of those, requests sent again after the server refused the early data.
     #[serde(default)]
     pub early_retried: u64,
+    /// Of the requests sent as early data, those the server answered 425 Too Early (RFC
+    /// 8470): the other 425s of `status_codes` answered requests sent after the handshake.
+    #[serde(default)]
+    pub early_too_early: u64,
     /// Handshakes that took a Retry round trip first (the server validating the client's
     /// address before it spends state on it), within the kinds above: the Retry packets
     /// the client received.
@@ -302,6 +306,7 @@ impl Handshakes {
         self.early_rejected += other.early_rejected;
         self.early_requests += other.early_requests;
         self.early_retried += other.early_retried;
+        self.early_too_early += other.early_too_early;
         self.retried += other.retried;
     }
 }

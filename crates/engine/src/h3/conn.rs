@@ -73,6 +73,9 @@ pub(crate) struct H3Conn {
     /// Body bytes received and written, and when the last response's head came.
     received: Cell<u64>,
     written: Cell<u64>,
+    /// Bytes read off the request streams: frame headers, fields and bodies (not QUIC's
+    /// packets, nor the control stream).
+    wire: Cell<u64>,
     first_byte: Cell<Option<Instant>>,
     /// The request's field section and frames, and the response head's fields: buffers
     /// kept from one request to the next.
@@ -90,6 +93,7 @@ impl H3Conn {
             closed: None,
             received: Cell::new(0),
             written: Cell::new(0),
+            wire: Cell::new(0),
             first_byte: Cell::new(None),
             block: Vec::new(),
             out: Vec::new(),
@@ -195,7 +199,7 @@ impl Link for H3Conn {
             written: self.written.take(),
             stray: 0,
             first_byte: self.first_byte.take(),
-            wire: 0,
+            wire: self.wire.take(),
         }
     }
 }
@@ -245,7 +249,10 @@ async fn exchange(link: &mut H3Conn, request: Request<'_>) -> Result<Response, F
         return result;
     }
     link.shared.count(|h| h.early_requests += 1);
-    if result.is_ok() {
+    if let Ok(response) = &result {
+        if response.status == 425 {
+            link.shared.count(|h| h.early_too_early += 1);
+        }
         return result;
     }
     let settled = link
@@ -296,7 +303,7 @@ async fn once(link: &mut H3Conn, request: Request<'_>) -> Result<Response, Failu
     }
     // Only a stream already ended says no, and its reading says why.
     let _ = send.finish();
-    let mut reader = Reader::new(&mut recv);
+    let mut reader = Reader::counting(&mut recv, &link.wire);
     reader
         .head(&mut link.head, &mut link.scratch)
         .await

@@ -89,6 +89,8 @@ pub(super) const QPACK_DECOMPRESSION_FAILED: u64 = 0x200;
 pub(super) struct Reader<'a> {
     pub(super) recv: &'a mut RecvStream,
     chunk: Bytes,
+    /// Every byte read off the stream (frame headers, fields and bodies) is added here.
+    wire: Option<&'a std::cell::Cell<u64>>,
 }
 
 impl<'a> Reader<'a> {
@@ -96,6 +98,21 @@ impl<'a> Reader<'a> {
         Reader {
             recv,
             chunk: Bytes::new(),
+            wire: None,
+        }
+    }
+
+    /// A reader that adds every byte it reads off the stream to `wire`.
+    pub(super) fn counting(recv: &'a mut RecvStream, wire: &'a std::cell::Cell<u64>) -> Self {
+        Reader {
+            wire: Some(wire),
+            ..Reader::new(recv)
+        }
+    }
+
+    fn count(&self, n: usize) {
+        if let Some(wire) = self.wire {
+            wire.set(wire.get() + n as u64);
         }
     }
 
@@ -103,7 +120,10 @@ impl<'a> Reader<'a> {
     async fn fill(&mut self) -> Result<bool, ReadError> {
         while self.chunk.is_empty() {
             match self.recv.read_chunk(usize::MAX, true).await? {
-                Some(chunk) => self.chunk = chunk.bytes,
+                Some(chunk) => {
+                    self.count(chunk.bytes.len());
+                    self.chunk = chunk.bytes;
+                }
                 None => return Ok(false),
             }
         }
@@ -193,7 +213,9 @@ impl<'a> Reader<'a> {
 
     /// Reads to the stream's end, keeping nothing.
     pub(super) async fn drain(&mut self) {
-        while let Ok(Some(_)) = self.recv.read_chunk(usize::MAX, true).await {}
+        while let Ok(Some(chunk)) = self.recv.read_chunk(usize::MAX, true).await {
+            self.count(chunk.bytes.len());
+        }
     }
 
     /// The response's head: interim (1xx) heads passed over, the final one's fields kept in

@@ -224,6 +224,9 @@ const CRYPTO_ERRORS: std::ops::Range<u64> = 0x0100..0x0200;
 const H3_NO_ERROR: u64 = 0x100;
 
 /// A connection that failed or closed: while it was being made (`handshake`) or after.
+/// QUIC's transport error CONNECTION_REFUSED (RFC 9000, 20.1).
+const CONNECTION_REFUSED: u64 = 0x2;
+
 pub(crate) fn connection_failure(
     addr: SocketAddr,
     error: &ConnectionError,
@@ -243,6 +246,13 @@ pub(crate) fn connection_failure(
             ErrorKind::Tls
         }
         ConnectionError::TransportError(_) => ErrorKind::Protocol,
+        // CONNECTION_REFUSED: a server that takes no new connection (closing, or at its
+        // limit), as a TCP listener's RST to a SYN.
+        ConnectionError::ConnectionClosed(close)
+            if u64::from(close.error_code) == CONNECTION_REFUSED =>
+        {
+            ErrorKind::ConnectRefused
+        }
         ConnectionError::ConnectionClosed(_) => ErrorKind::Reset,
         // A graceful close (HTTP/3's H3_NO_ERROR, or 0) is a GOAWAY's end; any other code
         // closed the connection on its requests.
@@ -260,6 +270,11 @@ pub(crate) fn connection_failure(
         ConnectionError::TimedOut => "QUIC idle timeout: nothing from the server for 30 s",
         ConnectionError::VersionMismatch => "the server speaks no QUIC version vload does (v1)",
         ConnectionError::Reset => "stateless reset: the server no longer knows the connection",
+        ConnectionError::ConnectionClosed(close)
+            if u64::from(close.error_code) == CONNECTION_REFUSED =>
+        {
+            "the server refused the QUIC connection (CONNECTION_REFUSED: closing, or at its limit)"
+        }
         _ => "",
     };
     let message = if what.is_empty() {

@@ -11,6 +11,8 @@
 //! connect, back-off, request timeout and the lane's end are written once, for every driver
 //! and every model.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::shared::Core;
@@ -78,12 +80,48 @@ pub(crate) struct Exchanged {
     pub(crate) wire: u64,
 }
 
+/// A count of the requests sent on a connection: a lane's own (`u32`, a connection of one
+/// lane: the epoll loop's slots stay small), or one its streams share (`Rc<Cell<u32>>`, the
+/// tokio driver's, whose HTTP/2 and HTTP/3 connections carry several lanes).
+pub(crate) trait Served: Clone + std::fmt::Debug {
+    /// A new connection's: none yet.
+    fn fresh() -> Self;
+    fn get(&self) -> u32;
+    fn add_one(&mut self);
+}
+
+impl Served for u32 {
+    fn fresh() -> Self {
+        0
+    }
+    fn get(&self) -> u32 {
+        *self
+    }
+    fn add_one(&mut self) {
+        *self += 1;
+    }
+}
+
+impl Served for Rc<Cell<u32>> {
+    fn fresh() -> Self {
+        Rc::new(Cell::new(0))
+    }
+    fn get(&self) -> u32 {
+        Cell::get(self)
+    }
+    fn add_one(&mut self) {
+        self.set(Cell::get(self) + 1);
+    }
+}
+
 /// One lane (see the module's docs).
 #[derive(Debug)]
-pub(crate) struct Lane {
+pub(crate) struct Lane<S: Served = u32> {
     phase: Phase,
-    /// Requests sent on its current connection.
-    served: u32,
+    /// Requests sent on its current connection, by every lane on it (an HTTP/2 or HTTP/3
+    /// connection's streams share one count, so `--requests-per-connection` is per
+    /// connection, not per stream).
+    served: S,
     /// It rides another lane's connection (an HTTP/2 stream beside the first): it never
     /// connects, and is done when that connection is.
     rider: bool,
@@ -91,23 +129,38 @@ pub(crate) struct Lane {
     live: bool,
 }
 
-impl Lane {
+impl<S: Served> Lane<S> {
     /// A lane that makes its own connections.
-    pub(crate) fn new() -> Lane {
+    pub(crate) fn new() -> Lane<S> {
         Lane {
             phase: Phase::Done,
-            served: 0,
+            served: S::fresh(),
             rider: false,
             live: false,
         }
     }
 
-    /// A lane on a connection another lane made (an HTTP/2 stream).
-    pub(crate) fn rider() -> Lane {
+    /// A lane on a connection another lane made (an HTTP/2 stream), sharing its count of
+    /// requests ([`Lane::connection_count`]).
+    pub(crate) fn rider(served: S) -> Lane<S> {
         Lane {
             rider: true,
+            served,
             ..Lane::new()
         }
+    }
+
+    /// Its connection's count of requests, for the lanes that ride it.
+    pub(crate) fn connection_count(&self) -> S {
+        self.served.clone()
+    }
+
+    /// Its connection has carried `--requests-per-connection` requests: no lane sends
+    /// another on it.
+    fn spent(&self, core: &Core) -> bool {
+        core.plan
+            .requests_per_connection
+            .is_some_and(|n| self.served.get() >= n)
     }
 
     pub(crate) fn phase(&self) -> &Phase {
@@ -160,7 +213,7 @@ impl Lane {
     /// its other lanes may have used it.
     fn count_unused(&self, core: &Core, now: Instant) {
         if matches!(self.phase, Phase::Idle(_))
-            && self.served == 0
+            && self.served.get() == 0
             && !self.rider
             && core.plan.protocol.streams() == 1
         {
@@ -180,7 +233,8 @@ impl Lane {
         };
         self.enter(core, Phase::Idle(now));
         core.recorder.connected(now, tcp, tls);
-        self.served = 0;
+        // A new connection, a new count (riders of the old one keep theirs).
+        self.served = S::fresh();
         match job {
             Some(job) => self.send(core, job, now),
             None => self.next(core, now),
@@ -213,6 +267,10 @@ impl Lane {
     /// The next request for its connection, or what it does without one.
     fn next(&mut self, core: &Core, now: Instant) -> Act {
         core.expire_waiting(now);
+        // Another stream took its connection's last request: as if it closed.
+        if self.spent(core) {
+            return self.lost(core, now);
+        }
         // The request waiting longest is past its deadline in a second the clock has not
         // opened yet (it waits for the clock's step, which files its timeout in its own
         // second): the lane waits too. Sent now, it would fail at once, be filed early, and
@@ -241,11 +299,8 @@ impl Lane {
         job.tags = drawn.tags;
         job.watched = drawn.watched;
         core.recorder.begin(&job, now, drawn.object);
-        self.served += 1;
-        let last = core
-            .plan
-            .requests_per_connection
-            .is_some_and(|n| self.served >= n);
+        self.served.add_one();
+        let last = self.spent(core);
         self.phase = Phase::Exchange {
             job,
             start: now,
@@ -297,7 +352,7 @@ impl Lane {
     /// A request handed to it while idle (taken up by the dispatch); `open` is false when its
     /// connection closed meanwhile, and the request goes back.
     pub(crate) fn handed(&mut self, core: &Core, job: Job, now: Instant, open: bool) -> Act {
-        if open {
+        if open && !self.spent(core) {
             return self.send(core, job, now);
         }
         match core.model.hand_back(job, core.books()) {

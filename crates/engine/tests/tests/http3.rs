@@ -96,6 +96,18 @@ fn streams_share_each_connection_and_counts_equal_the_servers() {
     balanced(&run);
     assert_eq!(run.totals.completed, 600);
     assert_eq!(run.totals.bytes_in, 600_000);
+    // #58: the bytes read off the request streams, each response's HEADERS frame and DATA
+    // framing beside its 1,000 bytes of body (a few dozen bytes a response, QPACK-coded).
+    let wire = run
+        .totals
+        .wire_bytes_in
+        .expect("HTTP/3 counts what it reads");
+    assert!(
+        wire > 600_000 + 600 * 4 && wire < 600_000 + 600 * 200,
+        "{wire}"
+    );
+    let per_second: u64 = run.intervals.iter().map(|i| i.bytes_in).sum();
+    assert_eq!(per_second, 600_000);
     assert_eq!(
         run.totals.connections_opened, 2,
         "two connections, 8 streams"
@@ -262,6 +274,25 @@ fn zero_rtt_is_taken_where_allowed_and_falls_back_where_not() {
             assert!(h.early_requests >= h.early_accepted, "{h:?}");
         }
     }
+}
+
+/// #58: the early-data 425 column counts the 425s of requests sent as early data only: an
+/// origin that answers every request 425 gave a column of every 425 in the run.
+#[test]
+fn only_early_requests_count_as_too_early() {
+    let (origin, ca) = h3_origin(|_| {});
+    let mut p = h3_plan(origin.addr(), "/t?status=425", &ca, closed(1), count(40), 1);
+    p.protocol = Protocol::Http3 {
+        streams: 1,
+        early_data: true,
+    };
+    p.requests_per_connection = Some(4);
+    let run = attack(p);
+    balanced(&run);
+    assert_eq!(run.totals.status_codes.get(&425), Some(&40));
+    let h = run.totals.handshakes.expect("HTTP/3 counts its handshakes");
+    assert!(h.early_requests > 0 && h.early_requests < 40, "{h:?}");
+    assert_eq!(h.early_too_early, h.early_requests, "{h:?}");
 }
 
 /// An unsafe method never goes out as early data: with `--0rtt`, POSTs wait for the

@@ -298,3 +298,57 @@ fn a_server_of_another_quic_version_is_a_version_error() {
         "no wait for a timeout"
     );
 }
+
+/// #58: a QUIC server that refuses new connections (CONNECTION_REFUSED, as a closing one
+/// does) was filed as `reset`: its requests are `connect_refused`, named so.
+#[test]
+fn a_server_refusing_connections_is_a_refused_connect() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let ca = std::env::temp_dir().join(format!("vload-h3-refuse-{}.pem", std::process::id()));
+    std::fs::write(&ca, cert.cert.pem()).unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.cert.der().clone()], key)
+    .unwrap();
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+    let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = stop.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let endpoint = quinn::Endpoint::server(config, "127.0.0.1:0".parse().unwrap()).unwrap();
+            tx.send(endpoint.local_addr().unwrap()).unwrap();
+            while !done.load(Relaxed) {
+                let next = tokio::time::timeout(Duration::from_millis(50), endpoint.accept());
+                if let Ok(Some(incoming)) = next.await {
+                    incoming.refuse();
+                }
+            }
+        });
+    });
+    let addr = rx.recv().unwrap();
+    let p = h3_plan(addr, "/", &ca, closed(1), count(3), 1);
+    let run = attack(p);
+    stop.store(true, Relaxed);
+    balanced(&run);
+    let kinds: Vec<_> = run.totals.errors.keys().copied().collect();
+    assert_eq!(
+        kinds,
+        [ErrorKind::ConnectRefused],
+        "{:?}",
+        run.totals.errors
+    );
+    let sample = &run.totals.errors[&ErrorKind::ConnectRefused].sample;
+    assert!(sample.contains("refused the QUIC connection"), "{sample}");
+}

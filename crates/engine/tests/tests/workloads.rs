@@ -328,3 +328,28 @@ fn the_realized_bound_from_empty_counts_the_objects_drawn() {
         assert!(realized < 0.9 && realized > 0.0, "{realized}");
     }
 }
+
+/// #58: with streams, `--requests-per-connection` counted per stream: 4 streams and N=10 made
+/// 38-40 requests a connection, a churn test 4x fewer handshakes than asked. The streams of
+/// a connection share one count, on HTTP/2 and HTTP/3 alike.
+#[test]
+fn requests_per_connection_counts_a_connections_streams_together() {
+    let origin = origin();
+    let mut p = plan(origin.addr(), "/", closed(2), count(400));
+    p.protocol = Protocol::Http2 {
+        streams: 4,
+        client: Client::Lean,
+    };
+    p.requests_per_connection = Some(10);
+    let run = attack(p);
+    assert_eq!(run.totals.completed, 400);
+    assert!(run.totals.errors.is_empty(), "{:?}", run.totals.errors);
+    // 400 requests, 10 a connection: 40 connections, a few more when a connection's last
+    // requests are cut short by the end (two connections at a time).
+    let opened = run.totals.connections_opened;
+    assert!(
+        (40..=44).contains(&opened),
+        "{opened} connections for 400 requests"
+    );
+    assert_eq!(origin.stats().connections_accepted, opened);
+}

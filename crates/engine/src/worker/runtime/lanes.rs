@@ -12,6 +12,9 @@ use super::state::Tokio;
 use crate::model::Due;
 use crate::protocol::{Conn, Link, Refused};
 use crate::worker::lane::{Act, Exchanged, Lane, Phase};
+
+/// A connection's count of requests, shared by its streams' lanes.
+type Shared = Rc<std::cell::Cell<u32>>;
 use crate::workload::{Drawn, Form};
 
 /// A task's connections: its own, and those to other TLS hosts by server name.
@@ -61,19 +64,19 @@ pub(super) fn lane<L: Link>(driver: Rc<Tokio<L>>) -> impl Future<Output = ()> {
     run(driver, None)
 }
 
-/// A lane riding `conn` (another stream of a multiplexed connection), until it closes.
-fn rider<L: Link>(driver: Rc<Tokio<L>>, conn: Conn<L>) -> impl Future<Output = ()> {
-    run(driver, Some(conn))
+/// A lane riding `conn` (another stream of a multiplexed connection), until it closes,
+/// counting its requests in `served`, the connection's.
+fn rider<L: Link>(driver: Rc<Tokio<L>>, conn: Conn<L>, served: Shared) -> impl Future<Output = ()> {
+    run(driver, Some((conn, served)))
 }
 
 /// A lane's task: starts the lane (riding `conn` when given) and carries out what it
 /// answers, until it is done.
-async fn run<L: Link>(driver: Rc<Tokio<L>>, conn: Option<Conn<L>>) {
+async fn run<L: Link>(driver: Rc<Tokio<L>>, riding: Option<(Conn<L>, Shared)>) {
     let driver = &driver;
-    let mut lane = if conn.is_some() {
-        Lane::rider()
-    } else {
-        Lane::new()
+    let (mut lane, conn) = match riding {
+        Some((conn, served)) => (Lane::<Shared>::rider(served), Some(conn)),
+        None => (Lane::<Shared>::new(), None),
     };
     let mut links = Links {
         main: conn,
@@ -114,7 +117,11 @@ async fn run<L: Link>(driver: Rc<Tokio<L>>, conn: Option<Conn<L>>) {
 
 /// Connects the lane: the request it holds bounds the connect (its deadline passed, it fails
 /// as timed out); the dialer's own timeouts bound each step (TCP, TLS, the HTTP/2 preface).
-async fn connect<L: Link>(driver: &Rc<Tokio<L>>, lane: &mut Lane, links: &mut Links<L>) -> Act {
+async fn connect<L: Link>(
+    driver: &Rc<Tokio<L>>,
+    lane: &mut Lane<Shared>,
+    links: &mut Links<L>,
+) -> Act {
     let core = &driver.core;
     let bound = match *lane.phase() {
         Phase::Connecting { job: Some(job), .. } => Some(job.deadline(core.plan.timeout)),
@@ -138,13 +145,16 @@ async fn connect<L: Link>(driver: &Rc<Tokio<L>>, lane: &mut Lane, links: &mut Li
             lane.refused(core, now, failure)
         }
         Ok((conn, took, handshake)) => {
+            links.main = Some(conn);
+            // Connected first: the lane's count starts anew, and its riders share it.
+            let act = lane.connected(core, now, (took, handshake));
+            let conn = links.main.as_ref().expect("just connected");
             for _ in 1..core.plan.protocol.streams() {
                 if let Some(stream) = conn.stream(core.plan.timeout) {
-                    driver.spawn(rider(driver.clone(), stream));
+                    driver.spawn(rider(driver.clone(), stream, lane.connection_count()));
                 }
             }
-            links.main = Some(conn);
-            lane.connected(core, now, (took, handshake))
+            act
         }
     }
 }
@@ -154,7 +164,7 @@ async fn connect<L: Link>(driver: &Rc<Tokio<L>>, lane: &mut Lane, links: &mut Li
 /// meanwhile.
 async fn send<L: Link>(
     driver: &Rc<Tokio<L>>,
-    lane: &mut Lane,
+    lane: &mut Lane<Shared>,
     links: &mut Links<L>,
     drawn: Drawn,
 ) -> Act {
@@ -295,7 +305,7 @@ async fn exchange_as<L: Link>(
 /// Waits idle for a request, or for the connection's or the attack's end.
 async fn idle<L: Link>(
     driver: &Rc<Tokio<L>>,
-    lane: &mut Lane,
+    lane: &mut Lane<Shared>,
     links: &mut Links<L>,
     spot: &Spot,
 ) -> Act {
@@ -326,7 +336,7 @@ mod tests {
         std::mem::size_of::<F>()
     }
 
-    fn future_size2<A, B, F: Future>(_: fn(A, B) -> F) -> usize {
+    fn future_size3<A, B, C, F: Future>(_: fn(A, B, C) -> F) -> usize {
         std::mem::size_of::<F>()
     }
 
@@ -338,7 +348,7 @@ mod tests {
     fn a_lane_task_stays_small() {
         fn of<L: Link>(protocol: &str) {
             let own = future_size(lane::<L>);
-            let riding = future_size2(rider::<L>);
+            let riding = future_size3(rider::<L>);
             for (task, size) in [("lane", own), ("rider", riding)] {
                 assert!(size <= 1536, "the {protocol} {task} task is {size} bytes");
             }

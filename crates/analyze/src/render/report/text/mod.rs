@@ -385,12 +385,12 @@ fn render_connect_times(out: &mut String, s: &Summary) {
         row(out, "TLS handshake", "[min, mean, max]", &values.join(", "));
     }
     if let Some(h) = &s.handshakes {
-        render_handshakes(out, s, h);
+        render_handshakes(out, h);
     }
 }
 
 /// QUIC's handshake kinds, and what became of the requests sent as early data.
-fn render_handshakes(out: &mut String, s: &Summary, h: &vload_schema::Handshakes) {
+fn render_handshakes(out: &mut String, h: &vload_schema::Handshakes) {
     let kinds = [h.full, h.resumed, h.early_accepted, h.early_rejected].map(count);
     row(
         out,
@@ -401,7 +401,9 @@ fn render_handshakes(out: &mut String, s: &Summary, h: &vload_schema::Handshakes
     if h.retried > 0 {
         row(out, "Retry round trips", "", &count(h.retried));
     }
-    let too_early = s.status_codes.get(&425).copied().unwrap_or(0);
+    // Only the early requests' 425s (a 425 to a request sent after the handshake is the
+    // server's word on something else).
+    let too_early = h.early_too_early;
     if h.early_requests > 0 || too_early > 0 {
         row(
             out,
