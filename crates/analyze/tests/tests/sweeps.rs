@@ -517,3 +517,30 @@ fn a_sweep_stopped_by_the_machine_names_no_failing_rate() {
         v.summary
     );
 }
+
+/// #58: the answer's confirmation is known before it runs, so the sweep can hold it longer
+/// (`CONFIRM_HOLD` times its stage): exactly one step is it, at the answer, and none before
+/// a miss.
+#[test]
+fn the_confirmation_is_named_before_it_runs() {
+    use vload_analyze::sweep::StepOutcome;
+    let mut search = Search::new(vec![300.0, 500.0], true, 0.0).with_retries(1);
+    let mut confirmations = Vec::new();
+    let mut steps = 0;
+    while let Some(rate) = search.next() {
+        steps += 1;
+        assert!(steps < 40, "the search ends");
+        if search.confirming() {
+            confirmations.push((rate, search.max_rate()));
+        }
+        let outcome = if rate <= 402.0 {
+            StepOutcome::Met(Vec::new())
+        } else {
+            StepOutcome::Missed(Vec::new())
+        };
+        search.record(rate, &outcome, false);
+    }
+    let answer = search.max_rate().unwrap();
+    assert_eq!(confirmations, [(answer, Some(answer))]);
+    const { assert!(vload_analyze::sweep::CONFIRM_HOLD >= 2) };
+}

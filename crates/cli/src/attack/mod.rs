@@ -306,6 +306,7 @@ impl Observer for Observers<'_> {
         }
         if let Some(dashboard) = &mut self.5 {
             dashboard.on_interval(p);
+            dashboard.on_server(p.elapsed.as_secs_f64(), self.1.latest());
         }
     }
 

@@ -2,8 +2,9 @@
 //!
 //! The page ([`PAGE`], self-contained: no script or font from elsewhere) asks `/live.json`
 //! every second and draws what it gets: each finished second's throughput, asked rate,
-//! latency percentiles, hit ratio (vload's and the server's) and server CPU, the phases'
-//! medians so far, the ledger so far, the client's signals, and at the end the run file's
+//! latency percentiles and hit ratio, the server's hit ratio and CPU as the watch reads each
+//! second (the run file's seconds get theirs after the run), the phases' medians so far, the
+//! ledger so far, the client's signals, and at the end the run file's
 //! own figures with the health word and a link to the final plot (`/plot`). The figures are
 //! the run file's intervals, as `--metrics-listen` serves them: at the end the page's totals
 //! are the run file's.
@@ -25,6 +26,11 @@ const PAGE: &str = include_str!("page.html");
 struct Live {
     /// One point a finished second.
     points: Vec<Value>,
+    /// The server's newest second as it is read (`--server-stats`, `--watch-pid`): its hit
+    /// ratio and the cores its process used, at the time since the start they were seen.
+    server: Vec<Value>,
+    /// The phases' medians so far, a point a second.
+    phase_points: Vec<Value>,
     /// The measured window's counts so far.
     ledger: Ledger,
     /// The last second's client signals and the time since the start.
@@ -88,6 +94,18 @@ impl Dashboard {
         if let Ok(mut live) = self.live.lock() {
             live.done = Some(final_figures(run));
             live.plot = plot;
+        }
+    }
+
+    /// The server's newest second as the watch read it: its hit ratio and its cores, seen
+    /// `t` seconds after the start (nothing kept when neither is known).
+    pub(crate) fn on_server(&mut self, t: f64, (hit_ratio, cores): (Option<f64>, Option<f64>)) {
+        if hit_ratio.is_none() && cores.is_none() {
+            return;
+        }
+        if let Ok(mut live) = self.live.lock() {
+            let point = json!({"t": t, "hit_ratio": hit_ratio, "cores": cores});
+            live.server.push(point);
         }
     }
 
@@ -166,6 +184,8 @@ fn answer(head: &str, live: &Mutex<Live>) -> Vec<u8> {
         ("GET", "/live.json") => {
             let body = json!({
                 "points": live.points,
+                "server": live.server,
+                "phase_points": live.phase_points,
                 "ledger": {
                     "due": live.ledger.due,
                     "sent": live.ledger.sent,
@@ -207,6 +227,14 @@ impl Observer for Dashboard {
             live.planned_s = p.planned.map(|d| d.as_secs_f64());
             live.warmup = p.warmup;
             live.phases = (p.first_byte_p50_ns, p.transfer_p50_ns);
+            if p.first_byte_p50_ns.is_some() || p.transfer_p50_ns.is_some() {
+                let point = json!({
+                    "t": live.elapsed_s,
+                    "first_byte_ns": p.first_byte_p50_ns,
+                    "transfer_ns": p.transfer_p50_ns,
+                });
+                live.phase_points.push(point);
+            }
             if !p.warmup {
                 live.late_sends += p.client.late_sends;
             }
@@ -242,6 +270,7 @@ fn point(i: &Interval) -> Value {
     let classified = i.hits + i.misses;
     json!({
         "t": i.start_s,
+        "dur": i.duration_s,
         "warmup": i.warmup,
         "throughput": (i.status_classes.s2xx + i.status_classes.s3xx) as f64 / seconds,
         "completed": i.completed,

@@ -28,6 +28,9 @@ struct Sampler {
     reader: Arc<Mutex<super::Reader>>,
     /// The counters before the attack (index 0), then after each interval.
     samples: Arc<Mutex<Vec<Option<super::Snapshot>>>>,
+    /// The server's hit ratio over the newest second both of whose edges were read, for the
+    /// live page (the record's seconds are made after the run).
+    newest_hit_ratio: Arc<Mutex<Option<f64>>>,
     ask: Option<mpsc::Sender<usize>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -36,16 +39,19 @@ impl Sampler {
     fn start(reader: super::Reader, first: super::Snapshot) -> anyhow::Result<Sampler> {
         let reader = Arc::new(Mutex::new(reader));
         let samples = Arc::new(Mutex::new(vec![Some(first)]));
+        let newest_hit_ratio = Arc::new(Mutex::new(None));
         let (ask, asked) = mpsc::channel::<usize>();
         let thread = {
             let (reader, samples) = (reader.clone(), samples.clone());
+            let newest = newest_hit_ratio.clone();
             std::thread::Builder::new()
                 .name("vload-server-stats".into())
-                .spawn(move || sample(&reader, &samples, &asked))?
+                .spawn(move || sample(&reader, (&samples, &newest), &asked))?
         };
         Ok(Sampler {
             reader,
             samples,
+            newest_hit_ratio,
             ask: Some(ask),
             thread: Some(thread),
         })
@@ -82,7 +88,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 )]
 fn sample(
     reader: &Mutex<super::Reader>,
-    samples: &Mutex<Vec<Option<super::Snapshot>>>,
+    (samples, newest): (&Mutex<Vec<Option<super::Snapshot>>>, &Mutex<Option<f64>>),
     asked: &mpsc::Receiver<usize>,
 ) {
     let mut warned = false;
@@ -106,6 +112,13 @@ fn sample(
         let mut samples = lock(samples);
         if samples.len() <= index {
             samples.resize(index + 1, None);
+        }
+        // The second that ends here, when its start was read too: the live page's figure.
+        if let (Some(end), Some(Some(start))) =
+            (&snapshot, index.checked_sub(1).map(|i| &samples[i]))
+        {
+            let second = lock(reader).second(start, end);
+            *lock(newest) = second.and_then(|c| c.hit_ratio());
         }
         samples[index] = snapshot;
     }
@@ -179,6 +192,20 @@ impl ServerWatch {
             self.cpu_edge = self.cpu_samples.last().copied().flatten();
             self.warmup_completed = p.completed;
         }
+    }
+
+    /// The newest second's server hit ratio (`--server-stats`) and the cores its process
+    /// used (`--watch-pid`), for the live page; `None` where not watched or not read.
+    pub(crate) fn latest(&self) -> (Option<f64>, Option<f64>) {
+        let hit = self.stats.as_ref().and_then(|s| *lock(&s.newest_hit_ratio));
+        let cores = match self.cpu_samples.as_slice() {
+            [.., Some(a), Some(b)] => {
+                let ticks = (b.user + b.system).saturating_sub(a.user + a.system);
+                Some(ticks as f64 * super::tick_s())
+            }
+            _ => None,
+        };
+        (hit, cores)
     }
 
     /// Adds the server's record to `run`; a server that cannot be read now costs its record,

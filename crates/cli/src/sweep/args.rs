@@ -174,6 +174,16 @@ impl SweepArgs {
     /// The attack of the step at `rate`; `with_output` keeps the sweep's -o (the session
     /// checks it once, before anything is sent).
     pub(crate) fn step(&self, rate: f64, with_output: bool) -> AttackArgs {
+        self.step_for(rate, self.stage_for(rate), with_output)
+    }
+
+    /// The answer's confirmation at `rate`: held [`CONFIRM_HOLD`] times its stage.
+    pub(crate) fn confirmation(&self, rate: f64) -> AttackArgs {
+        let stage = self.stage_for(rate) * vload_analyze::sweep::CONFIRM_HOLD;
+        self.step_for(rate, stage, false)
+    }
+
+    fn step_for(&self, rate: f64, stage: Duration, with_output: bool) -> AttackArgs {
         let s = &self.sweep;
         AttackArgs {
             url: self.url.clone(),
@@ -184,7 +194,7 @@ impl SweepArgs {
                 arrival: s.arrival,
                 seed: s.seed,
                 max_connections: s.max_connections,
-                duration: Some(self.stage_for(rate)),
+                duration: Some(stage),
                 requests: None,
                 until_stable: None,
                 max_duration: None,

@@ -30,14 +30,19 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let mut judged: Vec<Judged> = Vec::new();
     let mut failed = None;
     while let Some(step_rate) = search.next() {
-        let step = args.step(step_rate, false);
+        let confirming = search.confirming();
+        let step = if confirming {
+            args.confirmation(step_rate)
+        } else {
+            args.step(step_rate, false)
+        };
         let mut plan = session.plan(&step)?;
         own_arrivals(&mut plan, runs.len() as u64);
         if runs.is_empty() {
             announce(&plan, session.builtin(), args.url.is_none());
         }
         let n = runs.len() + 1;
-        say_step(args, n, step_rate);
+        say_step(args, n, step_rate, confirming);
         let run = session.attack(&step, plan)?;
         // Placed on the sweep's clock once every step has run.
         let record = step_record(&run, (n - 1) as u32, 0.0, &s.slo.0);
@@ -119,9 +124,12 @@ fn step_seed(seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn say_step(args: &SweepArgs, n: usize, step_rate: f64) {
-    let stage = args.stage_for(step_rate);
-    let longer = if stage > args.sweep.stage {
+fn say_step(args: &SweepArgs, n: usize, step_rate: f64, confirming: bool) {
+    let mut stage = args.stage_for(step_rate);
+    let longer = if confirming {
+        stage *= vload_analyze::sweep::CONFIRM_HOLD;
+        " (the answer's confirmation, held longer: a queue that grows slowly near the capacity shows)"
+    } else if stage > args.sweep.stage {
         " (longer than --stage, to tell whether it is steady and to measure the SLO's quantiles)"
     } else {
         ""

@@ -230,6 +230,8 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
             "--dashboard",
             "127.0.0.1:0",
         ])
+        // The origin runs in this process: its CPU is this process's.
+        .args(["--watch-pid", &std::process::id().to_string()])
         .args(["--dashboard-linger", "6s", "--quiet", "-o"])
         .arg(&out)
         .arg(origin.url())
@@ -249,6 +251,9 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
     // Each distinct figure the page showed while the run went on.
     let mut seen: Vec<String> = Vec::new();
     let mut phases_live = false;
+    // #58: the server's CPU was n/a until the end; the last partial second read as an asked
+    // rate of 0/s; the charts had no axes and the phases none.
+    let (mut cpu_live, mut charts_drawn) = (false, false);
     let deadline = Instant::now() + Duration::from_secs(60);
     let last = loop {
         assert!(Instant::now() < deadline, "the page never showed the end");
@@ -256,12 +261,25 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
         let now = page.eval(
             "JSON.stringify({requests: document.getElementById('requests')?.textContent, \
              phases: document.getElementById('phases')?.textContent, \
+             cpu: document.getElementById('server-cpu')?.textContent, \
+             asked: document.getElementById('asked')?.textContent, \
+             axes: document.querySelectorAll('#rate text').length, \
+             phase_lines: document.querySelectorAll('#phases-chart polyline').length, \
              done: document.body.dataset.done || '', final: window.vloadFinal || null})",
         );
         let now: Value = serde_json::from_str(now.as_str().unwrap_or("{}")).unwrap();
         if now["done"] == "1" {
             break now["final"].clone();
         }
+        assert_ne!(
+            now["asked"], "0/s",
+            "a partial second drawn as a whole: {now}"
+        );
+        cpu_live |= now["cpu"]
+            .as_str()
+            .is_some_and(|c| c.parse::<f64>().is_ok());
+        charts_drawn |=
+            now["axes"].as_u64().unwrap_or(0) >= 6 && now["phase_lines"].as_u64().unwrap_or(0) >= 1;
         if let Some(phases) = now["phases"].as_str()
             && phases.ends_with('s')
             && !phases.starts_with("n/a")
@@ -293,6 +311,8 @@ fn the_live_page_updates_in_a_browser_and_ends_on_the_run_files_figures() {
         "the page's figures during the run: {seen:?}"
     );
     assert!(phases_live, "the phases' medians shown during the run");
+    assert!(cpu_live, "the server's CPU shown during the run");
+    assert!(charts_drawn, "axes and a phases chart drawn during the run");
     let run = read_run(&out);
     let t = &run.totals;
     assert_eq!(last["requests"], json!(t.completed), "{last}");
