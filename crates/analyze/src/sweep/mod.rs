@@ -26,66 +26,14 @@ use vload_schema::{
 use crate::merge::{MergeError, epoch_ms, merge};
 
 mod offer;
-use crate::slo::{self, TermOutcome};
+mod outcome;
+mod search;
+use crate::slo;
 use crate::units::rate;
 use offer::offer_changed;
 pub use offer::{FELL_BEHIND, machine_evidence, repeatable};
-
-/// Bisection stops once the interval between the last pass and the first miss is this share
-/// of the miss's rate.
-pub const RESOLUTION: f64 = 0.02;
-/// At most this many bisection steps (from a 10% interval, 2% takes three).
-const MAX_BISECTIONS: u32 = 6;
-/// A confirmation that overturns the answer reopens a wider interval: it leaves at least
-/// this many bisections for it (from 25%, 3.1%), at most [`MAX_REOPENED`] times.
-const AFTER_OVERTURN: u32 = 3;
-const MAX_REOPENED: u32 = 2;
-
-/// How one step went.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StepOutcome {
-    /// Every term of the SLO was met, in a steady state.
-    Met(Vec<TermOutcome>),
-    /// A term was missed, by the server's doing (the load was applied as planned, or the
-    /// server took connections too slowly for it).
-    Missed(Vec<TermOutcome>),
-    /// The terms held, but the step was not in a steady state (or too short to tell): its
-    /// queue was growing. A miss the step had not yet shown: counted as a miss.
-    Unsteady(Vec<TermOutcome>, String),
-    /// vload's own threads were the limit: the first reason.
-    ClientBound(String),
-    /// Other processes took the cores: the planned load was not applied.
-    MachineBusy(String),
-    /// Requests waited for the connection cap (`--max-connections`), and the server's own
-    /// share of the latency met the SLO: vload's limit as the user set it.
-    Capped(String),
-    /// The step was interrupted (Ctrl-C).
-    Interrupted,
-}
-
-impl StepOutcome {
-    /// `met`, `missed`, `unsteady`, `client-bound`, `machine-busy`, `connection-capped`,
-    /// `interrupted`.
-    pub fn word(&self) -> &'static str {
-        match self {
-            StepOutcome::Met(_) => "met",
-            StepOutcome::Missed(_) => "missed",
-            StepOutcome::Unsteady(..) => "unsteady",
-            StepOutcome::ClientBound(_) => HealthVerdict::ClientBound.name(),
-            StepOutcome::MachineBusy(_) => HealthVerdict::MachineBusy.name(),
-            StepOutcome::Capped(_) => HealthVerdict::ConnectionCapped.name(),
-            StepOutcome::Interrupted => "interrupted",
-        }
-    }
-
-    /// True for the outcomes that are the server's: met, missed, unsteady.
-    pub fn is_verdict(&self) -> bool {
-        matches!(
-            self,
-            StepOutcome::Met(_) | StepOutcome::Missed(_) | StepOutcome::Unsteady(..)
-        )
-    }
-}
+pub use outcome::StepOutcome;
+pub use search::{CONFIRM_HOLD, RESOLUTION, Search};
 
 /// Holds a finished step to the SLO: what limited its load first (a step whose load was not
 /// applied says nothing about the server; a late client only when its lateness changed what
@@ -159,203 +107,6 @@ pub fn judge(
         }
         _ => Ok(StepOutcome::Met(outcomes)),
     }
-}
-
-/// How many times its stage the answer's confirmation is held: at 99% of a server's
-/// capacity a queue grows by a request every few hundred, which an eight-second step cannot
-/// see (#58: 6 slots of 4 ms answered 1,350/s, and 15 s there gave p99 34 ms against the
-/// SLO's 30 ms).
-pub const CONFIRM_HOLD: u32 = 3;
-
-/// The sweep's search: the planned rates in order, then bisection, then a confirmation of
-/// the answer.
-#[derive(Debug, Clone)]
-pub struct Search {
-    planned: Vec<f64>,
-    next_planned: usize,
-    find_max: bool,
-    /// Bisection goes no lower than this rate.
-    floor: f64,
-    bisections: u32,
-    /// Answers a confirmation overturned.
-    overturned: u32,
-    /// Every rate that met the SLO (a confirmation's miss falls back to the next below).
-    passes: Vec<f64>,
-    fail: Option<f64>,
-    stopped_by: Option<&'static str>,
-    /// A step that misses with evidence of the machine is run again up to this many times;
-    /// a busy machine's step too. With `find_max`, the answer is confirmed this many times.
-    retries: u32,
-    /// The rate being run again, and its runs so far.
-    retrying: Option<(f64, u32)>,
-    /// Answers run again and met again.
-    confirmed: Vec<f64>,
-    /// Rates whose miss did not repeat: a pause of the machine, not the server's limit.
-    unrepeated: Vec<f64>,
-}
-
-impl Search {
-    /// A search over `rates` (ascending), bisecting after the first miss with `find_max`,
-    /// no lower than `floor` (a step below it could not measure the SLO in a sane time).
-    pub fn new(rates: Vec<f64>, find_max: bool, floor: f64) -> Self {
-        Search {
-            planned: rates,
-            next_planned: 0,
-            find_max,
-            floor,
-            bisections: 0,
-            overturned: 0,
-            passes: Vec::new(),
-            fail: None,
-            stopped_by: None,
-            retries: 0,
-            retrying: None,
-            confirmed: Vec::new(),
-            unrepeated: Vec::new(),
-        }
-    }
-
-    /// Runs a step again up to `retries` times when the machine may have caused its miss
-    /// or kept its load from being applied; with `find_max`, confirms the answer as often.
-    pub fn with_retries(mut self, retries: u32) -> Self {
-        self.retries = retries;
-        self
-    }
-
-    /// Rates that missed once with evidence of the machine and met the SLO when run again.
-    pub fn unrepeated(&self) -> &[f64] {
-        &self.unrepeated
-    }
-
-    /// The rate of the next step; `None` when the sweep is over.
-    pub fn next(&self) -> Option<f64> {
-        if self.stopped_by.is_some() {
-            return None;
-        }
-        if let Some((rate, _)) = self.retrying {
-            return Some(rate);
-        }
-        match self.fail {
-            None => self.planned.get(self.next_planned).copied(),
-            Some(hi) => {
-                let lo = self.max_rate().unwrap_or(0.0);
-                let narrow = hi - lo <= RESOLUTION * hi;
-                if !self.find_max || narrow || self.bisections >= MAX_BISECTIONS {
-                    return self.to_confirm();
-                }
-                Some(round3((lo + hi) / 2.0))
-                    .filter(|mid| *mid >= self.floor)
-                    .or_else(|| self.to_confirm())
-            }
-        }
-    }
-
-    /// True when the next step ([`Search::next`]) is the answer's confirmation: a sweep holds
-    /// it longer ([`CONFIRM_HOLD`]), so a queue that grows slowly near the capacity shows.
-    pub fn confirming(&self) -> bool {
-        self.retrying.is_none()
-            && self.fail.is_some()
-            && self.stopped_by.is_none()
-            && self.to_confirm().is_some()
-            && self.to_confirm() == self.next()
-    }
-
-    /// The answer, if it still wants confirming: `find_max` with retries, not yet run again.
-    fn to_confirm(&self) -> Option<f64> {
-        let pass = self.max_rate()?;
-        (self.find_max && self.retries > 0 && !self.confirmed.contains(&pass)).then_some(pass)
-    }
-
-    /// Takes in how the step at `rate` went; a miss is run again (within the retries) only
-    /// when `repeatable` (see [`repeatable`]).
-    pub fn record(&mut self, rate: f64, outcome: &StepOutcome, repeatable: bool) {
-        if self.retrying.is_none() && self.to_confirm() == Some(rate) && self.fail.is_some() {
-            return self.confirm(rate, outcome);
-        }
-        let retried = self.retrying.take().filter(|(r, _)| *r == rate);
-        if retried.is_none() {
-            if self.fail.is_some() {
-                self.bisections += 1;
-            } else {
-                self.next_planned += 1;
-            }
-        }
-        let runs = retried.map_or(1, |(_, n)| n + 1);
-        match outcome {
-            StepOutcome::Met(_) => {
-                if retried.is_some() {
-                    self.unrepeated.push(rate);
-                }
-                self.passes.push(rate);
-            }
-            StepOutcome::Missed(_) | StepOutcome::Unsteady(..) => {
-                if repeatable && runs <= self.retries {
-                    self.retrying = Some((rate, runs));
-                } else {
-                    self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
-                }
-            }
-            StepOutcome::MachineBusy(_) if runs <= self.retries => {
-                self.retrying = Some((rate, runs));
-            }
-            other => self.record_stop(other),
-        }
-    }
-
-    /// A confirmation of the answer at `rate`: a pass confirms it; a miss overturns it (it
-    /// becomes the lowest miss, and bisection goes on below it).
-    fn confirm(&mut self, rate: f64, outcome: &StepOutcome) {
-        match outcome {
-            StepOutcome::Met(_) => self.confirmed.push(rate),
-            StepOutcome::Missed(_) | StepOutcome::Unsteady(..) => {
-                self.passes.retain(|p| *p < rate);
-                self.fail = Some(self.fail.map_or(rate, |f| f.min(rate)));
-                // Seen under load (#30): a sweep whose budget was spent above the overturned
-                // answer stopped with 350..400/s, 12.5% wide.
-                if self.overturned < MAX_REOPENED {
-                    self.overturned += 1;
-                    self.bisections = self.bisections.min(MAX_BISECTIONS - AFTER_OVERTURN);
-                }
-            }
-            other => self.record_stop(other),
-        }
-    }
-
-    /// A step that says nothing about the server ends the sweep, naming why.
-    fn record_stop(&mut self, outcome: &StepOutcome) {
-        self.stopped_by = Some(match outcome {
-            StepOutcome::ClientBound(_) => "client",
-            StepOutcome::MachineBusy(_) => "machine",
-            StepOutcome::Capped(_) => "connection_cap",
-            _ => "interrupted",
-        });
-    }
-
-    /// What ended the sweep: `client`, `machine`, `connection_cap`, `interrupted`, `slo` or
-    /// `rates`.
-    pub fn stopped_by(&self) -> &'static str {
-        self.stopped_by
-            .unwrap_or(if self.fail.is_some() { "slo" } else { "rates" })
-    }
-
-    /// The highest rate that met the SLO (and, when confirmed, met it again).
-    pub fn max_rate(&self) -> Option<f64> {
-        self.passes.iter().copied().reduce(f64::max)
-    }
-
-    /// The lowest rate that missed it.
-    pub fn first_failing(&self) -> Option<f64> {
-        self.fail
-    }
-}
-
-/// A rate rounded to three significant digits, so bisection steps read as rates people pick.
-fn round3(x: f64) -> f64 {
-    if x <= 0.0 {
-        return x;
-    }
-    let scale = 10f64.powi(x.log10().floor() as i32 - 2);
-    (x / scale).round() * scale
 }
 
 /// Why a sweep stopped without a verdict on the server: the load was not applied as planned
@@ -644,7 +395,7 @@ mod tests {
         let (lo, hi) = (search.max_rate().unwrap(), search.first_failing().unwrap());
         assert!(lo < 273.0 && hi >= 273.0, "{lo} {hi}");
         assert!(hi - lo <= RESOLUTION * hi, "{lo}..{hi} after {ran:?}");
-        assert!(ran.len() <= 3 + MAX_BISECTIONS as usize);
+        assert!(ran.len() <= 3 + search::MAX_BISECTIONS as usize);
         // Nothing meets the SLO: bisection looks below the first step, down to the floor.
         let (search, _) = sweep(vec![100.0, 200.0], true, 40.0);
         assert!(search.max_rate().is_some_and(|m| m < 40.0 && m > 30.0));
@@ -698,8 +449,8 @@ mod tests {
 
     #[test]
     fn bisection_rates_read_as_rates() {
-        assert_eq!(round3(12_345.6), 12_300.0);
-        assert_eq!(round3(250.0), 250.0);
-        assert_eq!(round3(0.123_45), 0.123);
+        assert_eq!(search::round3(12_345.6), 12_300.0);
+        assert_eq!(search::round3(250.0), 250.0);
+        assert_eq!(search::round3(0.123_45), 0.123);
     }
 }

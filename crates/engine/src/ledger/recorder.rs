@@ -281,21 +281,7 @@ impl Recorder {
                 } else {
                     Flow::KeepAlive
                 };
-                // Its answer was whole when vload looked long after the deadline (a driver
-                // looks at least every sweep): the time past it may be the client's (a thread
-                // off a CPU), so it is counted apart and says so.
-                let late = done.saturating_duration_since(job.deadline(self.plan.timeout));
-                let mut outcome = self.timed_out(job, start);
-                if late > LOOKED_LATE {
-                    if let Outcome::Failed { failure, .. } = &mut outcome {
-                        failure.1 = format!(
-                            "no complete response within {:?}: the whole answer was waiting when vload looked, {late:.0?} after the deadline (the time may be the client's: see Client health)",
-                            self.plan.timeout
-                        );
-                    }
-                    self.books.of(job).answered_late += 1;
-                }
-                self.record(job, done, received, outcome);
+                self.answered_late(job, (start, done), received);
                 return flow;
             }
             result => result,
@@ -329,6 +315,25 @@ impl Recorder {
         };
         self.record(job, done, received, outcome);
         flow
+    }
+
+    /// A response complete only after its request's deadline: a timeout. When vload looked
+    /// long after the deadline (a driver looks at least every sweep), its whole answer was
+    /// waiting: the time past it may be the client's (a thread off a CPU), so it is counted
+    /// apart and says so.
+    fn answered_late(&self, job: &Job, (start, done): (Instant, Instant), received: u64) {
+        let late = done.saturating_duration_since(job.deadline(self.plan.timeout));
+        let mut outcome = self.timed_out(job, start);
+        if late > LOOKED_LATE {
+            if let Outcome::Failed { failure, .. } = &mut outcome {
+                failure.1 = format!(
+                    "no complete response within {:?}: the whole answer was waiting when vload looked, {late:.0?} after the deadline (the time may be the client's: see Client health)",
+                    self.plan.timeout
+                );
+            }
+            self.books.of(job).answered_late += 1;
+        }
+        self.record(job, done, received, outcome);
     }
 
     /// A request that timed out: recorded at the timeout, so percentiles are never
