@@ -112,6 +112,8 @@ pub struct Summary {
     pub warmed: Option<vload_schema::WarmRecord>,
     /// Purges sent beside the load.
     pub purges: Option<vload_schema::PurgeRecord>,
+    /// Stampedes beside the load (`--stampede`).
+    pub stampede: Option<vload_schema::StampedeRecord>,
     /// What each burst of purges did.
     pub purge_effects: Vec<crate::purge::PurgeEffect>,
     /// Client health and verdict.
@@ -409,6 +411,7 @@ impl Summary {
             lru_of_held: lru_of_held(run),
             warmed: run.warmed.clone(),
             purges: run.purges.clone(),
+            stampede: run.stampede.clone(),
             purge_effects: crate::purge::effects(run),
             health: run.client_health.clone(),
             interrupted: run.interrupted,

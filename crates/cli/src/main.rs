@@ -25,6 +25,7 @@ mod server;
 mod side;
 mod signals;
 mod stable;
+mod stampede;
 mod sweep;
 mod warm;
 

@@ -111,6 +111,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         server: None,
         cache_model: None,
         purges: None,
+        stampede: None,
         warmed: None,
     };
     if let Some(catalogue) = &plan.catalogue {

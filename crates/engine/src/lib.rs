@@ -65,6 +65,7 @@ mod assemble;
 #[doc(hidden)]
 pub mod bench;
 mod breakdown;
+pub mod burst;
 mod cache;
 mod collect;
 mod env;

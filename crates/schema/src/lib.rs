@@ -154,6 +154,7 @@ mod provenance;
 mod run;
 mod server;
 mod stage;
+mod stampede;
 mod validate;
 
 /// For `skip_serializing_if`: a count of zero is left out of the file.
@@ -174,3 +175,4 @@ pub use provenance::*;
 pub use run::*;
 pub use server::*;
 pub use stage::*;
+pub use stampede::*;

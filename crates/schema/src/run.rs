@@ -56,6 +56,9 @@ pub struct RunFile {
     /// Purges sent beside the load (`--purge-every`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purges: Option<crate::PurgeRecord>,
+    /// Stampedes sent beside the load (`--stampede`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stampede: Option<crate::StampedeRecord>,
     /// A rate plan's stages, or a sweep's steps, each with its own summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,

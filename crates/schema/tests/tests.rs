@@ -188,6 +188,7 @@ mod golden {
             server: None,
             cache_model: None,
             purges: None,
+            stampede: None,
             warmed: None,
             stages: Vec::new(),
             breakdowns: Vec::new(),
@@ -331,6 +332,39 @@ mod bad_input {
         let text = golden().replacen("\"schema_version\": 1", "\"schema_version\": 7", 1);
         let err = RunFile::from_json(&text).unwrap_err();
         assert!(err.to_string().contains("upgrade vload"), "{err}");
+    }
+
+    /// #59: a stampede event's own ledger: every request sent ends answered, failed or
+    /// unfinished, checked whenever a file is read.
+    #[test]
+    fn a_stampede_event_that_loses_a_request_is_refused() {
+        let mut run = sample_run();
+        let event = vload_schema::StampedeEvent {
+            at_s: 2.0,
+            sent: 200,
+            spread_ns: 300_000,
+            leaders: 1,
+            waiters: 199,
+            unclassified: 0,
+            server_errors: 0,
+            errors: 0,
+            unfinished: 0,
+            origin_fetches: Some(1),
+        };
+        run.stampede = Some(vload_schema::StampedeRecord {
+            requests: 200,
+            every_s: 10.0,
+            on: "expiry".into(),
+            target: "/stampede?cache=max-age=10".into(),
+            events: vec![event.clone()],
+            leaders: None,
+            waiters: None,
+        });
+        let back = RunFile::from_json(&run.to_json()).unwrap();
+        assert_eq!(back.stampede, run.stampede);
+        run.stampede.as_mut().unwrap().events[0].waiters = 198;
+        let err = RunFile::from_json(&run.to_json()).unwrap_err();
+        assert!(err.to_string().contains("stampede.events[0]"), "{err}");
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     out.breakdowns = breakdowns::merge_breakdowns(runs)?;
     // A sweep's answer belongs to its own steps.
     out.sweep = None;
+    // Each run's stampedes read the one origin's count, so their fetches cannot be added:
+    // left out of a merge rather than kept for the first run only (#59 merges them).
+    out.stampede = None;
     // The runs' arrival samples as one; the checks are the merge's own, made from the
     // merged data by whoever reads it (the first run's would be reported as the whole's).
     out.arrivals = vload_schema::ArrivalSample::combine(

@@ -24,6 +24,8 @@ pub(crate) struct AttackArgs {
     pub(crate) targets: TargetArgs,
     #[command(flatten, next_help_heading = "Cache workload")]
     pub(crate) cache: CacheArgs,
+    #[command(flatten, next_help_heading = "Stampede")]
+    pub(crate) stampede: crate::stampede::StampedeArgs,
     #[command(flatten, next_help_heading = "Connection")]
     pub(crate) connection: ConnectionArgs,
     #[command(flatten, next_help_heading = "Output")]

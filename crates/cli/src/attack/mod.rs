@@ -185,6 +185,7 @@ impl Session {
         // The objects purged are watched: their refetches are counted on them.
         plan.watched_objects = spec.as_ref().map_or(0, |s| s.objects);
         let mut purger = crate::purge::Purger::start(spec.as_ref(), &plan);
+        let stampeder = stampede(args, &plan)?;
         let result = vload_engine::run(
             plan,
             &mut Observers(
@@ -202,6 +203,7 @@ impl Session {
         // A signal after the window still ends the run early: the side channels hurry.
         run.interrupted |= self.interrupt.is_triggered();
         run.purges = purger.map(|p| p.finish(run.interrupted));
+        run.stampede = stampeder.and_then(crate::stampede::Stampeder::finish);
         if let Some(warmed) = warmed {
             run.warmed = Some(warmed);
             // The warm-up run's requests warmed the cache too: the model counts them.
@@ -271,6 +273,26 @@ pub(crate) fn run(args: &AttackArgs) -> anyhow::Result<Attack> {
         metrics,
         dashboard,
     })
+}
+
+/// `--stampede`'s events against `plan`'s server, for its warm-up and window.
+fn stampede(
+    args: &AttackArgs,
+    plan: &AttackPlan,
+) -> anyhow::Result<Option<crate::stampede::Stampeder>> {
+    let Some(spec) = args.stampede.spec(plan.tls.is_some())? else {
+        return Ok(None);
+    };
+    let host = plan
+        .request
+        .headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| plan.request.url.authority().map(|a| a.to_string()))
+        .unwrap_or_default();
+    let window = plan.stop.duration.map(|d| d + plan.warmup);
+    crate::stampede::Stampeder::start(Some(&spec), plan.connect_to, &host, window)
 }
 
 /// The observers of one attack.

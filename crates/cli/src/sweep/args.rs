@@ -207,6 +207,7 @@ impl SweepArgs {
             history: crate::history::ProvenanceArgs::default(),
             targets: self.targets.clone(),
             cache: self.cache.clone(),
+            stampede: crate::stampede::StampedeArgs::default(),
             connection: self.connection.clone(),
             output: OutputArgs {
                 output: if with_output {

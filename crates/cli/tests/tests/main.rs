@@ -13,6 +13,7 @@ mod metrics;
 mod origin_command;
 mod selfcheck;
 mod shards;
+mod stampede;
 mod sweep;
 mod util;
 mod workloads;

@@ -70,6 +70,7 @@ impl RunFile {
         self.validate_stages()?;
         self.validate_breakdowns()?;
         self.validate_checks()?;
+        self.validate_stampede()?;
         for (i, interval) in self.intervals.iter().enumerate() {
             let field = format!("intervals[{i}]");
             seconds(&format!("{field}.start_s"), interval.start_s)?;
@@ -341,6 +342,34 @@ impl RunFile {
                 "totals.status_codes",
                 format!("{code} is not a status"),
             ));
+        }
+        Ok(())
+    }
+
+    /// A stampede's own ledger: every request of an event ends answered, failed or
+    /// unfinished, and its latencies are histograms that decode.
+    fn validate_stampede(&self) -> Result<(), SchemaError> {
+        let Some(s) = &self.stampede else {
+            return Ok(());
+        };
+        finite("stampede.every_s", s.every_s)?;
+        for (i, e) in s.events.iter().enumerate() {
+            let field = format!("stampede.events[{i}]");
+            seconds(&format!("{field}.at_s"), e.at_s)?;
+            if !e.balances() || e.sent > s.requests || e.server_errors > e.sent {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "{} sent, but {} leaders, {} waiters, {} unclassified, {} failed and {} unfinished",
+                        e.sent, e.leaders, e.waiters, e.unclassified, e.errors, e.unfinished
+                    ),
+                ));
+            }
+        }
+        for (name, record) in [("leaders", &s.leaders), ("waiters", &s.waiters)] {
+            if let Some(r) = record {
+                r.validate(&format!("stampede.{name}"))?;
+            }
         }
         Ok(())
     }

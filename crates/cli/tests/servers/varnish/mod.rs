@@ -6,6 +6,7 @@
 mod catalogue;
 mod phases;
 pub(crate) mod stack;
+mod stampede;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

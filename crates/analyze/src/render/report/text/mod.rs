@@ -13,6 +13,7 @@ mod health;
 mod phases;
 mod rows;
 mod server;
+mod stampede;
 
 use breakdown::render_breakdowns;
 use cache::render_cache;
@@ -100,6 +101,9 @@ pub fn render(s: &Summary) -> String {
     row(&mut out, "Status codes", "[code:count]", &codes);
     render_errors(&mut out, s);
     render_cache(&mut out, s);
+    if let Some(stampede) = &s.stampede {
+        stampede::render_stampede(&mut out, stampede);
+    }
     render_breakdowns(&mut out, s);
     render_server(&mut out, s);
     render_health(&mut out, s);

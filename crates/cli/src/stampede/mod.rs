@@ -1,0 +1,334 @@
+//! `--stampede N`: N requests for one object at one instant, beside the load, on connections
+//! of their own and counted apart from it (#59). With `--stampede-on expiry` the object is
+//! asked once first, and each event fires just after its max-age runs out, counted from the
+//! end of the fetch that stored it; with `purge`, a PURGE of it goes out just before each
+//! event. Per event: how nearly at once the requests went, which answers the cache forwarded
+//! to the origin (the leaders) and which it served itself (the waiters), failures, and with
+//! `--stampede-origin` the fetches `vload origin` counted.
+//!
+//! Bounded like every side channel: an event's reads end by its bound (its period less a
+//! second, at most 10 s), a purge or a read of the origin's count by 2 s, and the run's end
+//! waits for the event under way at most that bound.
+
+mod args;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use vload_engine::burst::{Burst, BurstCache, BurstFate, Fired};
+use vload_schema::{
+    EncodedHistogram, HistogramSettings, LatencyRecord, Moments, StampedeEvent, StampedeRecord,
+    new_histogram,
+};
+
+pub(crate) use args::{StampedeArgs, StampedeSpec};
+
+use crate::side::Deadline;
+
+/// A purge, or a read of the origin's count, ends by then.
+const SIDE_BOUND: Duration = Duration::from_secs(2);
+
+/// After the object's max-age, this much more before an event: the cache's clock and ours
+/// differ by the fetch's own time, and an event a hair early finds the object fresh.
+const PAST_EXPIRY: Duration = Duration::from_millis(20);
+
+/// The connections are looked at and made again this long before an event.
+const REFRESH_BEFORE: Duration = Duration::from_millis(300);
+
+/// An event's reads end by this, or its period less a second if that is shorter.
+const EVENT_BOUND: Duration = Duration::from_secs(10);
+
+/// What the events' thread shares.
+#[derive(Default)]
+struct Shared {
+    stop: AtomicBool,
+    record: Mutex<Option<Recorded>>,
+    /// Why the stampede could not start (its connections), said once at the end.
+    failed: Mutex<Option<String>>,
+}
+
+/// What the thread has recorded so far.
+struct Recorded {
+    events: Vec<StampedeEvent>,
+    /// The origin's count of the object before each event, and at the end.
+    counts: Vec<Option<u64>>,
+    leaders: (hdrhistogram::Histogram<u64>, Moments),
+    waiters: (hdrhistogram::Histogram<u64>, Moments),
+}
+
+/// The events' thread.
+pub(crate) struct Stampeder {
+    spec: StampedeSpec,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Stampeder {
+    /// Starts the events against `addr` (the attack's server), with `host` as the Host
+    /// header, until `window` after now (the warm-up and the measured window) or until told.
+    pub(crate) fn start(
+        spec: Option<&StampedeSpec>,
+        addr: SocketAddr,
+        host: &str,
+        window: Option<Duration>,
+    ) -> anyhow::Result<Option<Stampeder>> {
+        let Some(spec) = spec.cloned() else {
+            return Ok(None);
+        };
+        let shared = Arc::new(Shared::default());
+        let request = format!(
+            "GET {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: vload\r\n\r\n",
+            spec.target
+        )
+        .into_bytes();
+        let purge = format!(
+            "PURGE {} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: vload\r\n\r\n",
+            spec.target
+        )
+        .into_bytes();
+        let thread = std::thread::Builder::new()
+            .name("vload-stampede".into())
+            .spawn({
+                let (spec, shared) = (spec.clone(), shared.clone());
+                let until = window.map(|w| Instant::now() + w);
+                move || run(&spec, &shared, (addr, &request, &purge), until)
+            })?;
+        Ok(Some(Stampeder {
+            spec,
+            shared,
+            thread: Some(thread),
+        }))
+    }
+
+    /// Stops the events (the one under way ends by its bound) and returns the record.
+    #[allow(
+        clippy::print_stderr,
+        reason = "a warning that the stampede did not run"
+    )]
+    pub(crate) fn finish(mut self) -> Option<StampedeRecord> {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        if let Some(why) = lock(&self.shared.failed).take() {
+            crate::paint::say!("vload: warning: --stampede: {why}");
+        }
+        let recorded = lock(&self.shared.record).take()?;
+        Some(record(&self.spec, recorded))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The thread: connections, then an event at each expiry (or period, after a purge).
+fn run(
+    spec: &StampedeSpec,
+    shared: &Shared,
+    (addr, request, purge): (SocketAddr, &[u8], &[u8]),
+    until: Option<Instant>,
+) {
+    let start = Instant::now();
+    let n = spec.requests as usize;
+    let mut burst = match Burst::open(addr, n, SIDE_BOUND) {
+        Ok(burst) => burst,
+        Err(e) => {
+            *lock(&shared.failed) = Some(format!("cannot open {n} connections to {addr}: {e}"));
+            return;
+        }
+    };
+    let settings = HistogramSettings::default();
+    *lock(&shared.record) = Some(Recorded {
+        events: Vec::new(),
+        counts: Vec::new(),
+        leaders: (new_histogram(&settings), Moments::new()),
+        waiters: (new_histogram(&settings), Moments::new()),
+    });
+    let bound = EVENT_BOUND.min(
+        spec.every
+            .saturating_sub(Duration::from_secs(1))
+            .max(Duration::from_millis(500)),
+    );
+    // The expiry mode stores the object first: its max-age runs from that fetch's end.
+    let mut next = if spec.purge {
+        start + spec.every
+    } else {
+        let primed = burst_of_one(addr, request, bound);
+        primed + spec.every + PAST_EXPIRY
+    };
+    loop {
+        // The connections the server closed while idle are made again a little before.
+        if !wait_until(
+            next.checked_sub(REFRESH_BEFORE).unwrap_or(next),
+            shared,
+            until,
+        ) {
+            break;
+        }
+        burst.refresh();
+        if !wait_until(next, shared, until) {
+            break;
+        }
+        if spec.purge {
+            let _ = exchange(addr, purge, Deadline::after(SIDE_BOUND));
+        }
+        let count = spec
+            .origin
+            .as_ref()
+            .and_then(|o| origin_count(o, &spec.target));
+        let fired = burst.fire(request, bound);
+        let stored = stored_at(&fired);
+        let mut guard = lock(&shared.record);
+        let Some(recorded) = guard.as_mut() else {
+            break;
+        };
+        recorded.counts.push(count);
+        let e = event(&fired, start, recorded);
+        recorded.events.push(e);
+        drop(guard);
+        next = if spec.purge {
+            next + spec.every
+        } else {
+            stored + spec.every + PAST_EXPIRY
+        };
+    }
+    let count = spec
+        .origin
+        .as_ref()
+        .and_then(|o| origin_count(o, &spec.target));
+    if let Some(recorded) = lock(&shared.record).as_mut() {
+        recorded.counts.push(count);
+    }
+}
+
+/// Sleeps until `at`; false when told to stop first, or when `at` lies past `until`.
+fn wait_until(at: Instant, shared: &Shared, until: Option<Instant>) -> bool {
+    if until.is_some_and(|u| at > u) {
+        return false;
+    }
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// One request for the object on a connection of its own; returns when its answer ended
+/// (the cache stored the object then).
+fn burst_of_one(addr: SocketAddr, request: &[u8], bound: Duration) -> Instant {
+    let _ = Burst::open(addr, 1, SIDE_BOUND).map(|mut b| b.fire(request, bound));
+    Instant::now()
+}
+
+/// When the cache stored the object the event refetched: the end of its last leader's
+/// answer (the fetch behind it), else of its last answer (a background refresh behind a
+/// stale one).
+fn stored_at(fired: &Fired) -> Instant {
+    let ends = |origin: bool| {
+        fired
+            .fates
+            .iter()
+            .filter_map(|f| match f {
+                BurstFate::Answered { cache, ns, .. }
+                    if !origin || *cache == BurstCache::Origin =>
+                {
+                    Some(*ns)
+                }
+                _ => None,
+            })
+            .max()
+    };
+    let ns = ends(true).or_else(|| ends(false)).unwrap_or(0);
+    fired.at + fired.spread + Duration::from_nanos(ns)
+}
+
+/// One event's record, its latencies added to the run's.
+fn event(fired: &Fired, start: Instant, recorded: &mut Recorded) -> StampedeEvent {
+    let mut e = StampedeEvent {
+        at_s: fired.at.saturating_duration_since(start).as_secs_f64(),
+        sent: fired.fates.len() as u64,
+        spread_ns: fired.spread.as_nanos() as u64,
+        leaders: 0,
+        waiters: 0,
+        unclassified: 0,
+        server_errors: 0,
+        errors: 0,
+        unfinished: 0,
+        origin_fetches: None,
+    };
+    for fate in &fired.fates {
+        match *fate {
+            BurstFate::Answered { status, cache, ns } => {
+                e.server_errors += u64::from(status >= 500);
+                let (count, (h, m)) = match cache {
+                    BurstCache::Origin => (&mut e.leaders, &mut recorded.leaders),
+                    BurstCache::Cache => (&mut e.waiters, &mut recorded.waiters),
+                    BurstCache::Unknown => {
+                        e.unclassified += 1;
+                        continue;
+                    }
+                };
+                *count += 1;
+                let _ = h.record(ns.max(1));
+                m.record(ns);
+            }
+            BurstFate::Failed => e.errors += 1,
+            BurstFate::Unfinished => e.unfinished += 1,
+        }
+    }
+    e
+}
+
+/// The run's record: each event's origin fetches from the counts around it.
+fn record(spec: &StampedeSpec, recorded: Recorded) -> StampedeRecord {
+    let mut events = recorded.events;
+    for (i, e) in events.iter_mut().enumerate() {
+        if let (Some(Some(before)), Some(Some(after))) =
+            (recorded.counts.get(i), recorded.counts.get(i + 1))
+        {
+            e.origin_fetches = Some(after.saturating_sub(*before));
+        }
+    }
+    let latency = |(h, m): (hdrhistogram::Histogram<u64>, Moments)| {
+        (m.n > 0)
+            .then(|| EncodedHistogram::encode(&h).ok())
+            .flatten()
+            .map(|histogram| LatencyRecord {
+                histogram,
+                moments: m,
+            })
+    };
+    StampedeRecord {
+        requests: spec.requests,
+        every_s: spec.every.as_secs_f64(),
+        on: if spec.purge { "purge" } else { "expiry" }.to_owned(),
+        target: spec.target.clone(),
+        events,
+        leaders: latency(recorded.leaders),
+        waiters: latency(recorded.waiters),
+    }
+}
+
+/// `vload origin`'s count of `target` (its /stats page's `requests_by_path`), if it answers.
+fn origin_count(stats: &crate::server::fetch::HttpUrl, target: &str) -> Option<u64> {
+    let (page, _) = stats.get_page(Deadline::after(SIDE_BOUND)).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&page).ok()?;
+    Some(json["requests_by_path"][target].as_u64().unwrap_or(0))
+}
+
+/// One request on a connection of its own, its answer read to the end, by `deadline`.
+fn exchange(addr: SocketAddr, request: &[u8], deadline: Deadline) -> anyhow::Result<()> {
+    let mut stream = crate::side::connect(&addr, deadline)?;
+    crate::side::write_all(&mut stream, request, deadline)?;
+    crate::side::read_to_end(&mut stream, 1 << 20, deadline)?;
+    Ok(())
+}

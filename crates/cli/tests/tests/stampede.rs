@@ -1,0 +1,71 @@
+//! #59: `--stampede` against an origin with no cache in front: every request of an event is
+//! a fetch the origin counts, with no cache word on any answer; and bad flags are one line.
+
+use super::util::*;
+
+#[test]
+fn without_a_cache_every_request_of_a_stampede_reaches_the_origin() {
+    let _turn = shared();
+    let origin = origin();
+    let dir = Scratch::new("stampede");
+    let file = dir.path("run.json");
+    let o = run(
+        vload()
+            .args(["attack", "-r", "10", "-d", "3500ms", "--stampede", "40"])
+            .args(["--stampede-every", "1s"])
+            .arg("--stampede-origin")
+            .arg(format!("{}stats", origin.url()))
+            .args(["--no-progress", "-o"])
+            .arg(&file)
+            .arg(origin.url()),
+        0,
+    );
+    let s = read_run(&file).stampede.expect("a stampede record");
+    assert!((2..=3).contains(&s.events.len()), "{:?}", s.events);
+    for e in &s.events {
+        assert!(e.balances(), "{e:?}");
+        assert_eq!((e.sent, e.unclassified), (40, 40), "no cache word: {e:?}");
+        assert_eq!(e.origin_fetches, Some(40), "{e:?}");
+        assert!(e.spread_ns < 1_000_000_000, "{e:?}");
+    }
+    // And the one request that stored the object before the first expiry.
+    let counted = origin.stats().requests_by_path["/stampede?cache=max-age=1"];
+    assert_eq!(counted, 40 * s.events.len() as u64 + 1);
+    let report = stdout(&o);
+    assert!(
+        report.contains("Stampede") && report.contains("40.00 by the origin's count"),
+        "{report}"
+    );
+}
+
+#[test]
+fn bad_stampede_flags_are_one_line() {
+    for (args, needle) in [
+        (&["--stampede", "0"][..], "--stampede 0: give 1 to 10000"),
+        (
+            &["--stampede", "5", "--stampede-every", "1500ms"],
+            "give whole seconds",
+        ),
+        (
+            &["--stampede", "5", "--stampede-target", "hot"],
+            "is not a request target",
+        ),
+        (&["--stampede-every", "2s"], "--stampede"),
+    ] {
+        let o = run(
+            vload()
+                .args(["attack", "-n", "1"])
+                .args(args)
+                .arg("http://127.0.0.1:9/"),
+            2,
+        );
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+    let o = run(
+        vload()
+            .args(["attack", "-n", "1", "--stampede", "5", "--insecure"])
+            .arg("https://127.0.0.1:9/"),
+        2,
+    );
+    assert!(stderr(&o).contains("plain HTTP/1.1"), "{}", stderr(&o));
+}
