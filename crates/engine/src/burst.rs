@@ -7,6 +7,7 @@
 use std::io::{ErrorKind as IoKind, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cache::{CacheHeaders, decide};
@@ -74,17 +75,29 @@ pub struct Burst {
 }
 
 impl Burst {
-    /// Opens `n` connections to `addr`, each within `connect_timeout`.
+    /// Opens `n` connections to `addr`, each within `connect_timeout`, all of them by
+    /// `deadline`.
     ///
     /// # Errors
-    /// A connection that cannot be made.
-    pub fn open(addr: SocketAddr, n: usize, connect_timeout: Duration) -> std::io::Result<Burst> {
+    /// A connection that cannot be made, or not all of them by the deadline.
+    pub fn open(
+        addr: SocketAddr,
+        n: usize,
+        connect_timeout: Duration,
+        deadline: Instant,
+    ) -> std::io::Result<Burst> {
         let mut burst = Burst {
             addr,
             connect_timeout,
             conns: Vec::with_capacity(n),
         };
-        for _ in 0..n {
+        for made in 0..n {
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::new(
+                    IoKind::TimedOut,
+                    format!("{made} of {n} made before the deadline"),
+                ));
+            }
             let conn = burst.connect()?;
             burst.conns.push(conn);
         }
@@ -118,9 +131,9 @@ impl Burst {
     }
 
     /// Writes `request` on every connection, one after another, then reads every answer
-    /// until all have one or `bound` has passed since the first write. Connections spent
+    /// until all have one, `bound` has passed since the first write, or `stop` is set. Connections spent
     /// by the last burst are made again first (one that cannot be made fails its request).
-    pub fn fire(&mut self, request: &[u8], bound: Duration) -> Fired {
+    pub fn fire(&mut self, request: &[u8], bound: Duration, stop: &AtomicBool) -> Fired {
         self.refresh();
         let at = Instant::now();
         let mut last = at;
@@ -135,7 +148,7 @@ impl Burst {
             }
         }
         let spread = last.saturating_duration_since(at);
-        self.read_all(at + bound);
+        self.read_all(at + bound, stop);
         let fates = self
             .conns
             .iter_mut()
@@ -150,14 +163,15 @@ impl Burst {
         Fired { at, spread, fates }
     }
 
-    /// Reads every connection without a fate until each has one or `deadline` passes.
-    fn read_all(&mut self, deadline: Instant) {
+    /// Reads every connection without a fate until each has one, `deadline` passes or
+    /// `stop` is set (the run ends: what has no answer yet is unfinished).
+    fn read_all(&mut self, deadline: Instant, stop: &AtomicBool) {
         loop {
             let waiting: Vec<usize> = (0..self.conns.len())
                 .filter(|&i| self.conns[i].fate.is_none())
                 .collect();
             let now = Instant::now();
-            if waiting.is_empty() || now >= deadline {
+            if waiting.is_empty() || now >= deadline || stop.load(Ordering::Relaxed) {
                 return;
             }
             let mut fds: Vec<libc::pollfd> = waiting
@@ -171,7 +185,7 @@ impl Burst {
             let ms = deadline
                 .saturating_duration_since(now)
                 .as_millis()
-                .clamp(1, 1000) as i32;
+                .clamp(1, 100) as i32;
             // SAFETY: `fds` is a valid array of `fds.len()` pollfd structs for this call.
             let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
             if ready < 0 && std::io::Error::last_os_error().kind() != IoKind::Interrupted {

@@ -6,9 +6,10 @@
 //! to the origin (the leaders) and which it served itself (the waiters), failures, and with
 //! `--stampede-origin` the fetches `vload origin` counted.
 //!
-//! Bounded like every side channel: an event's reads end by its bound (its period less a
-//! second, at most 10 s), a purge or a read of the origin's count by 2 s, and the run's end
-//! waits for the event under way at most that bound.
+//! Bounded like every side channel: its connections are all made within 5 s or it does not
+//! run, an event's reads end by its bound (its period less a second, at most 10 s) or at
+//! once when the run ends (what has no answer then is unfinished), a purge or a read of the
+//! origin's count by 2 s.
 
 mod args;
 
@@ -34,6 +35,9 @@ const SIDE_BOUND: Duration = Duration::from_secs(2);
 /// After the object's max-age, this much more before an event: the cache's clock and ours
 /// differ by the fetch's own time, and an event a hair early finds the object fresh.
 const PAST_EXPIRY: Duration = Duration::from_millis(20);
+
+/// All of an event's connections are made by then, or the stampede does not run.
+const OPEN_BOUND: Duration = Duration::from_secs(5);
 
 /// The connections are looked at and made again this long before an event.
 const REFRESH_BEFORE: Duration = Duration::from_millis(300);
@@ -134,7 +138,7 @@ fn run(
 ) {
     let start = Instant::now();
     let n = spec.requests as usize;
-    let mut burst = match Burst::open(addr, n, SIDE_BOUND) {
+    let mut burst = match Burst::open(addr, n, SIDE_BOUND, Instant::now() + OPEN_BOUND) {
         Ok(burst) => burst,
         Err(e) => {
             *lock(&shared.failed) = Some(format!("cannot open {n} connections to {addr}: {e}"));
@@ -157,7 +161,7 @@ fn run(
     let mut next = if spec.purge {
         start + spec.every
     } else {
-        let primed = burst_of_one(addr, request, bound);
+        let primed = burst_of_one(addr, request, bound, &shared.stop);
         primed + spec.every + PAST_EXPIRY
     };
     loop {
@@ -180,7 +184,7 @@ fn run(
             .origin
             .as_ref()
             .and_then(|o| origin_count(o, &spec.target));
-        let fired = burst.fire(request, bound);
+        let fired = burst.fire(request, bound, &shared.stop);
         let stored = stored_at(&fired);
         let mut guard = lock(&shared.record);
         let Some(recorded) = guard.as_mut() else {
@@ -224,8 +228,9 @@ fn wait_until(at: Instant, shared: &Shared, until: Option<Instant>) -> bool {
 
 /// One request for the object on a connection of its own; returns when its answer ended
 /// (the cache stored the object then).
-fn burst_of_one(addr: SocketAddr, request: &[u8], bound: Duration) -> Instant {
-    let _ = Burst::open(addr, 1, SIDE_BOUND).map(|mut b| b.fire(request, bound));
+fn burst_of_one(addr: SocketAddr, request: &[u8], bound: Duration, stop: &AtomicBool) -> Instant {
+    let deadline = Instant::now() + SIDE_BOUND;
+    let _ = Burst::open(addr, 1, SIDE_BOUND, deadline).map(|mut b| b.fire(request, bound, stop));
     Instant::now()
 }
 

@@ -69,3 +69,30 @@ fn bad_stampede_flags_are_one_line() {
     );
     assert!(stderr(&o).contains("plain HTTP/1.1"), "{}", stderr(&o));
 }
+
+/// A server that accepts and never answers holds no stampede past the run: each event's
+/// requests end unfinished when the run ends or their bound passes, and the file is written.
+#[test]
+fn a_silent_server_holds_no_stampede_past_the_run() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let dir = Scratch::new("stampede-silent");
+    let file = dir.path("run.json");
+    let began = std::time::Instant::now();
+    let o = run(
+        vload()
+            .args(["attack", "-c", "1", "-d", "2500ms", "--timeout", "1s"])
+            .args(["--stampede", "20", "--stampede-every", "2s", "--stampede-on", "purge"])
+            .args(["--no-progress", "-o"])
+            .arg(&file)
+            .arg(&url),
+        2,
+    );
+    assert!(began.elapsed() < std::time::Duration::from_secs(20), "{}", stderr(&o));
+    let s = read_run(&file).stampede.expect("a stampede record");
+    assert_eq!(s.events.len(), 1, "{:?}", s.events);
+    let e = &s.events[0];
+    assert!(e.balances(), "{e:?}");
+    assert_eq!(e.unfinished + e.errors, 20, "{e:?}");
+    drop(listener);
+}
