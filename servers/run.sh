@@ -23,7 +23,8 @@
 # machine name the same server when compared: varnish 127.0.0.1:6081, nginx :6082, haproxy
 # :6083, squid :6084), CACHE_MB (the cache's size, default 256), ORIGIN_THREADS (default 1),
 # ORIGIN_ARGS (more origin arguments, split on spaces), SERVER_VCL (varnish's VCL, default
-# vcl/catalogue.vcl; varnish is started by vcl/run.sh, which reads VARNISHD_ARGS too).
+# vcl/catalogue.vcl; varnish is started by vcl/run.sh, which reads VARNISHD_ARGS too),
+# NGINX_CACHE_LOCK (nginx's proxy_cache_lock, on or off; default off).
 set -euo pipefail
 
 server=${1:-}
@@ -101,6 +102,7 @@ sed -e "s|@LISTEN@|$listen|g" -e "s|@ORIGIN@|127.0.0.1:$origin_port|g" \
     -e "s|@ORIGIN_HOST@|127.0.0.1|g" -e "s|@ORIGIN_PORT@|$origin_port|g" \
     -e "s|@PORT@|${listen##*:}|g" \
     -e "s|@WORK@|$work|g" -e "s|@CACHE_MB@|$cache_mb|g" \
+    -e "s|@CACHE_LOCK@|${NGINX_CACHE_LOCK:-off}|g" \
     "$root/servers/$template" >"$conf"
 url="http://$listen/"
 probe=(--server-stats)

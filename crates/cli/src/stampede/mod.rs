@@ -1,6 +1,6 @@
 //! `--stampede N`: N requests for one object at one instant, beside the load, on connections
 //! of their own and counted apart from it (#59). With `--stampede-on expiry` the object is
-//! asked once first, and each event fires just after its max-age runs out, counted from the
+//! asked once first, and each event fires a second after its max-age runs out, counted from the
 //! end of the fetch that stored it; with `purge`, a PURGE of it goes out just before each
 //! event. Per event: how nearly at once the requests went, which answers the cache forwarded
 //! to the origin (the leaders) and which it served itself (the waiters), failures, and with
@@ -33,8 +33,10 @@ use crate::side::Deadline;
 const SIDE_BOUND: Duration = Duration::from_secs(2);
 
 /// After the object's max-age, this much more before an event: the cache's clock and ours
-/// differ by the fetch's own time, and an event a hair early finds the object fresh.
-const PAST_EXPIRY: Duration = Duration::from_millis(20);
+/// differ by the fetch's own time, and a cache may count whole seconds (nginx stores an
+/// object's expiry as a second: fired 20 ms after, an event found it fresh), so an event a
+/// hair early finds the object fresh.
+const PAST_EXPIRY: Duration = Duration::from_millis(1_020);
 
 /// All of an event's connections are made by then, or the stampede does not run.
 const OPEN_BOUND: Duration = Duration::from_secs(5);

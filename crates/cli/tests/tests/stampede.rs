@@ -11,7 +11,7 @@ fn without_a_cache_every_request_of_a_stampede_reaches_the_origin() {
     let file = dir.path("run.json");
     let o = run(
         vload()
-            .args(["attack", "-r", "10", "-d", "3500ms", "--stampede", "40"])
+            .args(["attack", "-r", "10", "-d", "5s", "--stampede", "40"])
             .args(["--stampede-every", "1s"])
             .arg("--stampede-origin")
             .arg(format!("{}stats", origin.url()))
@@ -82,13 +82,24 @@ fn a_silent_server_holds_no_stampede_past_the_run() {
     let o = run(
         vload()
             .args(["attack", "-c", "1", "-d", "2500ms", "--timeout", "1s"])
-            .args(["--stampede", "20", "--stampede-every", "2s", "--stampede-on", "purge"])
+            .args([
+                "--stampede",
+                "20",
+                "--stampede-every",
+                "2s",
+                "--stampede-on",
+                "purge",
+            ])
             .args(["--no-progress", "-o"])
             .arg(&file)
             .arg(&url),
         2,
     );
-    assert!(began.elapsed() < std::time::Duration::from_secs(20), "{}", stderr(&o));
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(20),
+        "{}",
+        stderr(&o)
+    );
     let s = read_run(&file).stampede.expect("a stampede record");
     assert_eq!(s.events.len(), 1, "{:?}", s.events);
     let e = &s.events[0];

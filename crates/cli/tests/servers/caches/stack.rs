@@ -60,11 +60,22 @@ pub(crate) struct Cache {
 impl Cache {
     /// `server` with a cache of `cache_mb` MB, as `servers/run.sh` sets it up.
     pub(crate) fn start(server: &str, cache_mb: u32) -> Cache {
-        let origin = spawn(OriginConfig {
+        let origin = OriginConfig {
             threads: Some(1),
             ..OriginConfig::loopback()
-        })
-        .unwrap();
+        };
+        Cache::start_with(server, cache_mb, origin, "off")
+    }
+
+    /// [`Cache::start`] in front of an origin set up as `origin`, nginx's
+    /// `proxy_cache_lock` set to `lock`.
+    pub(crate) fn start_with(
+        server: &str,
+        cache_mb: u32,
+        origin: OriginConfig,
+        lock: &str,
+    ) -> Cache {
+        let origin = spawn(origin).unwrap();
         let dir = std::env::temp_dir().join(format!(
             "vload-{server}-{}-{}",
             std::process::id(),
@@ -90,7 +101,8 @@ impl Cache {
             .replace("@ORIGIN_HOST@", "127.0.0.1")
             .replace("@ORIGIN_PORT@", &port)
             .replace("@WORK@", dir.to_str().unwrap())
-            .replace("@CACHE_MB@", &cache_mb.to_string());
+            .replace("@CACHE_MB@", &cache_mb.to_string())
+            .replace("@CACHE_LOCK@", lock);
         let conf = dir.join(format!("{server}.conf"));
         std::fs::write(&conf, text).unwrap();
         let program = program(server).expect("checked with have()");
