@@ -5,6 +5,7 @@
 //! skips its test with a line, or fails it under CI (VLOAD_REQUIRE_CACHES).
 
 mod stack;
+mod stampede;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
