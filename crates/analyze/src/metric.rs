@@ -47,11 +47,17 @@ pub enum Metric {
     /// The misses' wait for the first byte beyond the origin's own time (`Server-Timing`):
     /// what the proxy added, median.
     ProxyAddedP50,
+    /// A stampede's origin fetches over its requests (`--stampede`): by the origin's own
+    /// count where every event read it, else the answers the cache forwarded (lower is
+    /// better: 1/N for a cache that coalesces, 1 for one that does not).
+    StampedeOriginShare,
+    /// A stampede's waiters (the answers the cache served itself): median.
+    StampedeWaitP50,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 16] = [
+    pub const ALL: [Metric; 18] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -68,6 +74,8 @@ impl Metric {
         Metric::ServerHitRatio,
         Metric::OriginShare,
         Metric::Evictions,
+        Metric::StampedeOriginShare,
+        Metric::StampedeWaitP50,
     ];
 
     /// Name in tables.
@@ -90,6 +98,8 @@ impl Metric {
             Metric::FirstByteP99 => "first byte p99",
             Metric::TransferP50 => "transfer p50",
             Metric::ProxyAddedP50 => "proxy added p50",
+            Metric::StampedeOriginShare => "stampede origin/req",
+            Metric::StampedeWaitP50 => "stampede wait p50",
         }
     }
 
@@ -107,13 +117,17 @@ impl Metric {
 
     /// True for the metrics that are a duration (the latency quantiles and the phases).
     pub fn is_duration(self) -> bool {
-        self.quantile().is_some() || self.is_phase() || self == Metric::Mean
+        self.quantile().is_some()
+            || self.is_phase()
+            || matches!(self, Metric::Mean | Metric::StampedeWaitP50)
     }
 
     /// True for the rows shown only when some run has what they read: the server's own
     /// account, a response's phases.
     pub fn is_optional(self) -> bool {
-        self.is_server_side() || self.is_phase()
+        self.is_server_side()
+            || self.is_phase()
+            || matches!(self, Metric::StampedeOriginShare | Metric::StampedeWaitP50)
     }
 
     /// The quantile a latency metric reads, `None` for the others.
@@ -141,6 +155,7 @@ impl Metric {
                 | Metric::ServerHitRatio
                 | Metric::OriginShare
                 | Metric::Evictions
+                | Metric::StampedeOriginShare
         )
     }
 
@@ -171,6 +186,8 @@ impl Metric {
             Metric::Throughput | Metric::Mean => 2.0,
             Metric::P50 | Metric::P90 => 3.0,
             Metric::FirstByteP50 | Metric::TransferP50 | Metric::ProxyAddedP50 => 3.0,
+            Metric::StampedeWaitP50 => 5.0,
+            Metric::StampedeOriginShare => 0.5,
             Metric::P99 | Metric::FirstByteP99 => 5.0,
             Metric::P999 => 10.0,
             Metric::ErrorRate => 0.1,
@@ -229,6 +246,11 @@ impl Metric {
                 phase_quantile(record.as_ref(), q)?
             }
             Metric::ProxyAddedP50 => phase_quantile(run.latency.proxy_added.as_ref(), 0.5)?,
+            Metric::StampedeOriginShare => run.stampede.as_ref().and_then(stampede_origin_share),
+            Metric::StampedeWaitP50 => {
+                let waiters = run.stampede.as_ref().and_then(|s| s.waiters.as_ref());
+                phase_quantile(waiters, 0.5)?
+            }
             quantile => {
                 let q = quantile.quantile().expect("the rest are quantiles");
                 if primary.moments.n < samples_needed(q) {
@@ -254,10 +276,20 @@ impl Metric {
             | Metric::HitRatio
             | Metric::ServerHitRatio
             | Metric::OriginShare
-            | Metric::Evictions => units::percent(value),
+            | Metric::Evictions
+            | Metric::StampedeOriginShare => units::percent(value),
             _ => units::duration_ns(value),
         }
     }
+}
+
+/// A stampede's origin fetches over its requests: the origin's count where every event read
+/// it, else the answers the cache forwarded.
+fn stampede_origin_share(s: &vload_schema::StampedeRecord) -> Option<f64> {
+    let sent: u64 = s.events.iter().map(|e| e.sent).sum();
+    let counted: Option<u64> = s.events.iter().map(|e| e.origin_fetches).sum();
+    let fetches = counted.unwrap_or_else(|| s.events.iter().map(|e| e.leaders).sum());
+    (sent > 0).then(|| fetches as f64 / sent as f64)
 }
 
 /// Quantile `q` of a phase's record, `None` without one or with too few values.

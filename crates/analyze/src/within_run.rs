@@ -151,6 +151,8 @@ fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
         }
         // The server's counters and the phases are kept for the whole window, not each second.
         Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => None,
+        // A stampede's events are not the window's seconds.
+        Metric::StampedeOriginShare | Metric::StampedeWaitP50 => None,
         m if m.is_phase() => None,
         _ => Some(0.0), // Percentiles are bootstrapped from the histograms instead.
     }

@@ -38,6 +38,8 @@ pub fn metric_key(metric: Metric) -> &'static str {
         Metric::FirstByteP99 => "first_byte_p99",
         Metric::TransferP50 => "transfer_p50",
         Metric::ProxyAddedP50 => "proxy_added_p50",
+        Metric::StampedeOriginShare => "stampede_origin_per_request",
+        Metric::StampedeWaitP50 => "stampede_wait_p50",
     }
 }
 

@@ -88,6 +88,11 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
                             "the server's counters cover the window, not each second".into()
                         } else if metric.is_phase() {
                             "phases are kept for the window, not each second".into()
+                        } else if matches!(
+                            metric,
+                            Metric::StampedeOriginShare | Metric::StampedeWaitP50
+                        ) {
+                            "a stampede's events are not the window's seconds".into()
                         } else {
                             crate::within_run::missing(run)
                         });

@@ -187,3 +187,71 @@ fn json_and_markdown_carry_every_row() {
         "{md}"
     );
 }
+
+/// #59: compare says which cache spared the origin in a stampede (origin fetches over the
+/// stampede's requests, lower is better) and how long its waiters waited.
+#[test]
+fn compare_rows_read_a_stampede() {
+    use vload_schema::{EncodedHistogram, HistogramSettings, LatencyRecord, Moments, RunFile};
+    let stamped = |fetches: u64, wait_ns: u64, seed: u64| {
+        let mut run = synthetic("x", 5, 1_000, 200_000.0, seed);
+        let mut h = vload_schema::new_histogram(&HistogramSettings::default());
+        let mut m = Moments::new();
+        for i in 0..597 {
+            let v = wait_ns + i * 1_000;
+            h.record(v).unwrap();
+            m.record(v);
+        }
+        let event = |at_s: f64| vload_schema::StampedeEvent {
+            at_s,
+            sent: 200,
+            spread_ns: 500_000,
+            leaders: fetches,
+            waiters: 200 - fetches,
+            unclassified: 0,
+            server_errors: 0,
+            errors: 0,
+            unfinished: 0,
+            origin_fetches: Some(fetches),
+        };
+        run.stampede = Some(vload_schema::StampedeRecord {
+            requests: 200,
+            every_s: 1.0,
+            on: "purge".into(),
+            target: "/stampede?cache=max-age=1".into(),
+            events: vec![event(1.0), event(2.0), event(3.0)],
+            leaders: None,
+            waiters: Some(LatencyRecord {
+                histogram: EncodedHistogram::encode(&h).unwrap(),
+                moments: m,
+            }),
+        });
+        run
+    };
+    let coalesced: Vec<RunFile> = (1..=3).map(|s| stamped(1, 50_000_000, s)).collect();
+    let passed: Vec<RunFile> = (4..=6).map(|s| stamped(150, 60_000_000, s)).collect();
+    let c = vload_analyze::compare(("coalesced", &coalesced), ("passed", &passed)).unwrap();
+    let row = |m: vload_analyze::Metric| c.rows.iter().find(|r| r.metric == m).unwrap();
+    let share = row(vload_analyze::Metric::StampedeOriginShare);
+    assert_eq!(
+        share.verdict,
+        vload_analyze::compare::Verdict::ABetter,
+        "{share:?}"
+    );
+    let wait = row(vload_analyze::Metric::StampedeWaitP50);
+    assert_eq!(
+        wait.verdict,
+        vload_analyze::compare::Verdict::AFaster,
+        "{wait:?}"
+    );
+    // Runs without a stampede have neither row.
+    let plain: Vec<RunFile> = (7..=9)
+        .map(|s| synthetic("y", 5, 1_000, 200_000.0, s))
+        .collect();
+    let c = vload_analyze::compare(("a", &plain), ("b", &plain)).unwrap();
+    assert!(
+        c.rows
+            .iter()
+            .all(|r| r.metric != vload_analyze::Metric::StampedeWaitP50)
+    );
+}
