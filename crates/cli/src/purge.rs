@@ -57,19 +57,23 @@ pub(crate) struct Purger {
     end_s: f64,
 }
 
+/// The Host the attack's requests carry: its `Host` header, else the URL's authority.
+pub(crate) fn host_of(plan: &AttackPlan) -> String {
+    plan.request
+        .headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| plan.request.url.authority().map(|a| a.to_string()))
+        .unwrap_or_default()
+}
+
 impl Purger {
     /// A purger for `plan`'s catalogue and server, or `None` without `--purge-every`.
     pub(crate) fn start(spec: Option<&PurgeSpec>, plan: &AttackPlan) -> Option<Purger> {
         let spec = spec?.clone();
         let catalogue = plan.catalogue.clone()?;
-        let host = plan
-            .request
-            .headers
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_owned)
-            .or_else(|| plan.request.url.authority().map(|a| a.to_string()))
-            .unwrap_or_default();
+        let host = host_of(plan);
         let requests: Vec<Vec<u8>> = (0..spec.objects.min(catalogue.objects))
             .map(|id| {
                 let host = catalogue.host_of(id).unwrap_or_else(|| host.clone());

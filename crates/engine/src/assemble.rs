@@ -116,21 +116,20 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
     };
     if let Some(catalogue) = &plan.catalogue {
         let mut model = vload_cache::model_record(catalogue, plan.cache_capacity, &run);
-        model.realized_cold_bound = realized_cold_bound(&c.summaries, run.totals.sent);
+        model.realized_cold_bound = realized_cold_bound(&c.summaries);
         run.cache_model = Some(model);
     }
     run
 }
 
-/// The bound from empty for the objects the workers drew: one minus the window's first
-/// requests of an object over the window's requests (`sent`).
-fn realized_cold_bound(summaries: &[WorkerSummary], sent: u64) -> Option<f64> {
+/// The bound from empty for the objects the workers drew, all of them together.
+fn realized_cold_bound(summaries: &[WorkerSummary]) -> Option<f64> {
     let mut draws = summaries.iter().map(|s| s.objects.as_ref());
     let mut all = draws.next()??.clone();
     for other in draws {
         all.merge(other?);
     }
-    (sent > 0).then(|| 1.0 - all.first_in_window().min(sent) as f64 / sent as f64)
+    all.cold_bound()
 }
 
 /// The workers' samples of achieved inter-send gaps as one (Poisson runs only).

@@ -120,8 +120,13 @@ impl Burst {
     /// Makes again the connections the last burst spent and those the server closed while
     /// idle (Varnish after `timeout_idle`, 5 s): call it shortly before a burst, so that the
     /// server's accepts are not in the burst's time.
-    pub fn refresh(&mut self) {
+    /// No connect starts after `deadline` (a server that stopped accepting): the
+    /// connections not made again stay spent, and their requests fail in the burst.
+    pub fn refresh(&mut self, deadline: Instant) {
         for i in 0..self.conns.len() {
+            if Instant::now() >= deadline {
+                return;
+            }
             if (self.conns[i].spent || self.conns[i].closed())
                 && let Ok(conn) = self.connect()
             {
@@ -131,10 +136,9 @@ impl Burst {
     }
 
     /// Writes `request` on every connection, one after another, then reads every answer
-    /// until all have one, `bound` has passed since the first write, or `stop` is set. Connections spent
-    /// by the last burst are made again first (one that cannot be made fails its request).
+    /// until all have one, `bound` has passed since the first write, or `stop` is set. A
+    /// connection still spent (see [`Burst::refresh`]) fails its request.
     pub fn fire(&mut self, request: &[u8], bound: Duration, stop: &AtomicBool) -> Fired {
-        self.refresh();
         let at = Instant::now();
         let mut last = at;
         for conn in &mut self.conns {

@@ -47,7 +47,8 @@ pub struct CacheModelRecord {
     /// one.
     pub cold_bound: f64,
     /// The same bound for the objects this run actually drew: one minus the window's
-    /// requests that were an object's first of the run, over the window's requests. Absent
+    /// requests that were an object's first of the run, over the window's requests that
+    /// drew an object (not those that failed to connect or expired in the queue). Absent
     /// when it is not known (a merge of shards, a `--warmup-until` run, `--churn`, a
     /// catalogue of more than 2^26 objects, files before #58).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -283,14 +283,7 @@ fn stampede(
     let Some(spec) = args.stampede.spec(plan.tls.is_some())? else {
         return Ok(None);
     };
-    let host = plan
-        .request
-        .headers
-        .get(http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| plan.request.url.authority().map(|a| a.to_string()))
-        .unwrap_or_default();
+    let host = crate::purge::host_of(plan);
     let window = plan.stop.duration.map(|d| d + plan.warmup);
     crate::stampede::Stampeder::start(Some(&spec), plan.connect_to, &host, window)
 }

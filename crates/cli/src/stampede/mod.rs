@@ -54,6 +54,9 @@ struct Shared {
     record: Mutex<Option<Recorded>>,
     /// Why the stampede could not start (its connections), said once at the end.
     failed: Mutex<Option<String>>,
+    /// Purges not answered 2xx (refused, or no answer): those events found the object
+    /// cached, said at the end.
+    purges_refused: std::sync::atomic::AtomicU64,
 }
 
 /// What the thread has recorded so far.
@@ -122,6 +125,12 @@ impl Stampeder {
         if let Some(why) = lock(&self.shared.failed).take() {
             crate::paint::say!("vload: warning: --stampede: {why}");
         }
+        let refused = self.shared.purges_refused.load(Ordering::Relaxed);
+        if refused > 0 {
+            crate::paint::say!(
+                "vload: warning: --stampede-on purge: {refused} purges were not answered 2xx: those events found the object still cached (vcl/catalogue.vcl accepts PURGE from loopback)"
+            );
+        }
         let recorded = lock(&self.shared.record).take()?;
         Some(record(&self.spec, recorded))
     }
@@ -175,12 +184,12 @@ fn run(
         ) {
             break;
         }
-        burst.refresh();
+        burst.refresh(Instant::now() + SIDE_BOUND);
         if !wait_until(next, shared, until) {
             break;
         }
-        if spec.purge {
-            let _ = exchange(addr, purge, Deadline::after(SIDE_BOUND));
+        if spec.purge && !exchange(addr, purge, Deadline::after(SIDE_BOUND)) {
+            shared.purges_refused.fetch_add(1, Ordering::Relaxed);
         }
         let count = spec
             .origin
@@ -329,13 +338,59 @@ fn record(spec: &StampedeSpec, recorded: Recorded) -> StampedeRecord {
 fn origin_count(stats: &crate::server::fetch::HttpUrl, target: &str) -> Option<u64> {
     let (page, _) = stats.get_page(Deadline::after(SIDE_BOUND)).ok()?;
     let json: serde_json::Value = serde_json::from_str(&page).ok()?;
-    Some(json["requests_by_path"][target].as_u64().unwrap_or(0))
+    // A page that is not vload origin's counts nothing: unknown, never 0.
+    let paths = json.get("requests_by_path")?.as_object()?;
+    Some(
+        paths
+            .get(target)
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
+    )
 }
 
-/// One request on a connection of its own, its answer read to the end, by `deadline`.
-fn exchange(addr: SocketAddr, request: &[u8], deadline: Deadline) -> anyhow::Result<()> {
-    let mut stream = crate::side::connect(&addr, deadline)?;
-    crate::side::write_all(&mut stream, request, deadline)?;
-    crate::side::read_to_end(&mut stream, 1 << 20, deadline)?;
-    Ok(())
+/// One request on a connection of its own, its answer read to the end, by `deadline`:
+/// true when it was answered 2xx.
+fn exchange(addr: SocketAddr, request: &[u8], deadline: Deadline) -> bool {
+    let answer = crate::side::connect(&addr, deadline).and_then(|mut stream| {
+        crate::side::write_all(&mut stream, request, deadline)?;
+        crate::side::read_to_end(&mut stream, 1 << 20, deadline)
+    });
+    answer.is_ok_and(|bytes| {
+        bytes
+            .split(|b| *b == b' ')
+            .nth(1)
+            .is_some_and(|c| c.starts_with(b"2"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read as _, Write as _};
+
+    /// The origin's count read from a page served once with `body`.
+    fn count_from(body: &'static str) -> Option<u64> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0; 1024];
+            let _ = s.read(&mut buf);
+            let answer = format!("HTTP/1.1 200 OK\r\n\r\n{body}");
+            s.write_all(answer.as_bytes()).unwrap();
+        });
+        let url = crate::server::fetch::HttpUrl::parse(&format!("http://127.0.0.1:{port}/stats"));
+        let count = origin_count(&url.unwrap(), "/hot");
+        server.join().unwrap();
+        count
+    }
+
+    /// A page that is not vload origin's counts is unknown, never 0 fetches.
+    #[test]
+    fn only_the_origins_own_page_counts() {
+        assert_eq!(count_from(r#"{"requests_by_path": {"/hot": 7}}"#), Some(7));
+        assert_eq!(count_from(r#"{"requests_by_path": {}}"#), Some(0));
+        assert_eq!(count_from(r#"{"hello": 1}"#), None);
+        assert_eq!(count_from("<html>not stats</html>"), None);
+    }
 }

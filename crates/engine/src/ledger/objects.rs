@@ -18,6 +18,9 @@ pub(crate) struct ObjectDraws {
     window: Vec<u64>,
     /// One-hit wonders drawn in the window: each a first request.
     wonders: u64,
+    /// Requests of the window that drew an object (a request that failed before its draw,
+    /// or expired in the queue, drew none).
+    drawn: u64,
 }
 
 impl ObjectDraws {
@@ -34,11 +37,13 @@ impl ObjectDraws {
             warm: vec![0; words],
             window: vec![0; words],
             wonders: 0,
+            drawn: 0,
         })
     }
 
     /// Object `id` drawn for a request of the warm-up (`warmup`) or of the window.
     pub(crate) fn drew(&mut self, id: u64, warmup: bool) {
+        self.drawn += u64::from(!warmup);
         if id >= self.objects {
             self.wonders += u64::from(!warmup);
             return;
@@ -60,6 +65,14 @@ impl ObjectDraws {
             *a |= b;
         }
         self.wonders += other.wonders;
+        self.drawn += other.drawn;
+    }
+
+    /// The bound from empty for these draws: one minus the window's first requests of an
+    /// object over the window's requests that drew one; `None` before any.
+    pub(crate) fn cold_bound(&self) -> Option<f64> {
+        let first = self.first_in_window().min(self.drawn);
+        (self.drawn > 0).then(|| 1.0 - first as f64 / self.drawn as f64)
     }
 
     /// Requests of the window that were an object's first of the run: the misses no cache
@@ -98,7 +111,9 @@ mod tests {
         b.drew(1000, false);
         b.drew(1001, true);
         a.merge(&b);
-        // 5, 999, 64 and the wonder 1000: 3 was warm, 1001 a wonder of the warm-up.
+        // 5, 999, 64 and the wonder 1000: 3 was warm, 1001 a wonder of the warm-up; 6 of
+        // the 8 draws were the window's.
         assert_eq!(a.first_in_window(), 4);
+        assert_eq!(a.cold_bound(), Some(1.0 - 4.0 / 6.0));
     }
 }
