@@ -247,22 +247,8 @@ mod tests {
 
     #[test]
     fn a_page_that_is_not_there_is_an_error() {
-        // A listener that answers 404 once, then closes.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = [0; 1024];
-            let _ = s.read(&mut buf);
-            s.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-                .unwrap();
-        });
-        let err = HttpUrl::parse(&format!("http://127.0.0.1:{port}/status"))
-            .unwrap()
-            .get_page(Deadline::after(std::time::Duration::from_secs(5)))
-            .unwrap_err();
-        assert!(format!("{err:#}").contains("404"), "{err:#}");
-        server.join().unwrap();
+        let err = get_error(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        assert!(err.contains("404"), "{err}");
         assert!(
             unix_command(
                 "/nonexistent/socket",
