@@ -33,7 +33,8 @@ pub struct StampedeRecord {
 /// One event: its requests' fates and the origin fetches it caused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StampedeEvent {
-    /// When its first request went out, seconds from the attack's start.
+    /// When its first request went out, seconds from the stampede's start (the attack's, to
+    /// the few milliseconds between starting its thread and the attack's first send).
     pub at_s: f64,
     /// Requests written.
     pub sent: u64,
