@@ -13,8 +13,9 @@ pub struct StampedeRecord {
     pub requests: u64,
     /// Seconds between events.
     pub every_s: f64,
-    /// What each event follows: `expiry` (the object's max-age running out) or `purge` (a
-    /// purge of it sent just before).
+    /// What each event follows: `expiry` (the object's max-age running out), `purge` (a
+    /// purge of it sent just before) or `new` (each event asks an object never asked before:
+    /// the target with `v=K` added to its query, K the event's number from 0).
     pub on: String,
     /// The object's request target, e.g. `/stampede?cache=max-age=10`.
     pub target: String,

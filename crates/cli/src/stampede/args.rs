@@ -17,9 +17,10 @@ pub(crate) struct StampedeArgs {
     #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "stampede")]
     pub(crate) stampede_every: Option<Duration>,
     /// What each stampede follows: expiry (the object's max-age runs out: it is asked once
-    /// first, then just after each expiry) or purge (a PURGE of it is sent just before)
+    /// first, then just after each expiry), purge (a PURGE of it is sent just before) or new
+    /// (each event asks an object never asked before: the target with v=K added to its query)
     /// (default: expiry).
-    #[arg(long, value_name = "EVENT", value_parser = ["expiry", "purge"], requires = "stampede")]
+    #[arg(long, value_name = "EVENT", value_parser = ["expiry", "purge", "new"], requires = "stampede")]
     pub(crate) stampede_on: Option<String>,
     /// The object's request target (default: /stampede?cache=max-age=EVERY, which vload's
     /// origin serves with that max-age).
@@ -34,12 +35,34 @@ pub(crate) struct StampedeArgs {
 /// The most requests a stampede sends at once (one connection each).
 pub(crate) const MOST: u64 = 10_000;
 
+/// What each event follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StampedeOn {
+    /// The object's max-age running out.
+    Expiry,
+    /// A purge of it, sent just before.
+    Purge,
+    /// Nothing: each event asks an object never asked before.
+    New,
+}
+
+impl StampedeOn {
+    /// The run file's word for it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            StampedeOn::Expiry => "expiry",
+            StampedeOn::Purge => "purge",
+            StampedeOn::New => "new",
+        }
+    }
+}
+
 /// A checked stampede.
 #[derive(Debug, Clone)]
 pub(crate) struct StampedeSpec {
     pub(crate) requests: u64,
     pub(crate) every: Duration,
-    pub(crate) purge: bool,
+    pub(crate) on: StampedeOn,
     pub(crate) target: String,
     pub(crate) origin: Option<crate::server::fetch::HttpUrl>,
 }
@@ -64,6 +87,10 @@ impl StampedeArgs {
             );
         }
         let target = match &self.stampede_target {
+            Some(t) if t.contains('#') => bail!(
+                "--stampede-target '{}' has a fragment: give a path and query, e.g. /hot?cache=max-age=10",
+                t.escape_debug()
+            ),
             Some(t) if t.starts_with('/') && !t.chars().any(|c| c.is_control() || c == ' ') => {
                 t.clone()
             }
@@ -84,9 +111,25 @@ impl StampedeArgs {
         Ok(Some(StampedeSpec {
             requests,
             every,
-            purge: self.stampede_on.as_deref() == Some("purge"),
+            on: match self.stampede_on.as_deref() {
+                Some("purge") => StampedeOn::Purge,
+                Some("new") => StampedeOn::New,
+                _ => StampedeOn::Expiry,
+            },
             target,
             origin,
         }))
+    }
+}
+
+impl StampedeSpec {
+    /// Event `k`'s request target (from 0): the object's, or with `new` one never asked
+    /// before, `v=k` added to its query.
+    pub(crate) fn target_of(&self, k: usize) -> String {
+        if self.on != StampedeOn::New {
+            return self.target.clone();
+        }
+        let join = if self.target.contains('?') { '&' } else { '?' };
+        format!("{}{join}v={k}", self.target)
     }
 }

@@ -2,9 +2,11 @@
 //! of their own and counted apart from it (#59). With `--stampede-on expiry` the object is
 //! asked once first, and each event fires a second after its max-age runs out, counted from the
 //! end of the fetch that stored it; with `purge`, a PURGE of it goes out just before each
-//! event. Per event: how nearly at once the requests went, which answers the cache forwarded
-//! to the origin (the leaders) and which it served itself (the waiters), failures, and with
-//! `--stampede-origin` the fetches `vload origin` counted.
+//! event; with `new`, each event asks an object never asked before (`v=K` added to the
+//! target's query), which is what nginx's `proxy_cache_lock` coalesces. Per event: how nearly
+//! at once the requests went, which answers the cache forwarded to the origin (the leaders)
+//! and which it served itself (the waiters), failures, and with `--stampede-origin` the
+//! fetches `vload origin` counted.
 //!
 //! Bounded like every side channel: its connections are all made within 5 s or it does not
 //! run, an event's reads end by its bound (its period less a second, at most 10 s) or at
@@ -25,7 +27,7 @@ use vload_schema::{
     new_histogram,
 };
 
-pub(crate) use args::{StampedeArgs, StampedeSpec};
+pub(crate) use args::{StampedeArgs, StampedeOn, StampedeSpec};
 
 use crate::side::Deadline;
 
@@ -62,10 +64,23 @@ struct Shared {
 /// What the thread has recorded so far.
 struct Recorded {
     events: Vec<StampedeEvent>,
-    /// The origin's count of the object before each event, and at the end.
-    counts: Vec<Option<u64>>,
+    /// The origin's count of each event's object just before it, and just before the next
+    /// event (or at the end).
+    counts: Vec<(Option<u64>, Option<u64>)>,
     leaders: (hdrhistogram::Histogram<u64>, Moments),
     waiters: (hdrhistogram::Histogram<u64>, Moments),
+}
+
+impl Recorded {
+    fn new() -> Recorded {
+        let settings = HistogramSettings::default();
+        Recorded {
+            events: Vec::new(),
+            counts: Vec::new(),
+            leaders: (new_histogram(&settings), Moments::new()),
+            waiters: (new_histogram(&settings), Moments::new()),
+        }
+    }
 }
 
 /// The events' thread.
@@ -88,22 +103,12 @@ impl Stampeder {
             return Ok(None);
         };
         let shared = Arc::new(Shared::default());
-        let request = format!(
-            "GET {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: vload\r\n\r\n",
-            spec.target
-        )
-        .into_bytes();
-        let purge = format!(
-            "PURGE {} HTTP/1.0\r\nHost: {host}\r\nUser-Agent: vload\r\n\r\n",
-            spec.target
-        )
-        .into_bytes();
         let thread = std::thread::Builder::new()
             .name("vload-stampede".into())
             .spawn({
-                let (spec, shared) = (spec.clone(), shared.clone());
+                let (spec, shared, host) = (spec.clone(), shared.clone(), host.to_owned());
                 let until = window.map(|w| Instant::now() + w);
-                move || run(&spec, &shared, (addr, &request, &purge), until)
+                move || run(&spec, &shared, (addr, &host), until)
             })?;
         Ok(Some(Stampeder {
             spec,
@@ -140,11 +145,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// A request for `target` with `method`, on a connection that stays open after it.
+fn request(method: &str, target: &str, host: &str) -> Vec<u8> {
+    let version = if method == "GET" { "1.1" } else { "1.0" };
+    format!("{method} {target} HTTP/{version}\r\nHost: {host}\r\nUser-Agent: vload\r\n\r\n")
+        .into_bytes()
+}
+
 /// The thread: connections, then an event at each expiry (or period, after a purge).
 fn run(
     spec: &StampedeSpec,
     shared: &Shared,
-    (addr, request, purge): (SocketAddr, &[u8], &[u8]),
+    (addr, host): (SocketAddr, &str),
     until: Option<Instant>,
 ) {
     let start = Instant::now();
@@ -156,26 +168,27 @@ fn run(
             return;
         }
     };
-    let settings = HistogramSettings::default();
-    *lock(&shared.record) = Some(Recorded {
-        events: Vec::new(),
-        counts: Vec::new(),
-        leaders: (new_histogram(&settings), Moments::new()),
-        waiters: (new_histogram(&settings), Moments::new()),
-    });
+    *lock(&shared.record) = Some(Recorded::new());
     let bound = EVENT_BOUND.min(
         spec.every
             .saturating_sub(Duration::from_secs(1))
             .max(Duration::from_millis(500)),
     );
     // The expiry mode stores the object first: its max-age runs from that fetch's end.
-    let mut next = if spec.purge {
-        start + spec.every
-    } else {
-        let primed = burst_of_one(addr, request, bound, &shared.stop);
+    let expiry = spec.on == StampedeOn::Expiry;
+    let mut next = if expiry {
+        let primed = burst_of_one(
+            addr,
+            &request("GET", &spec.target, host),
+            bound,
+            &shared.stop,
+        );
         primed + spec.every + PAST_EXPIRY
+    } else {
+        start + spec.every
     };
-    loop {
+    let count = |target: &str| spec.origin.as_ref().and_then(|o| origin_count(o, target));
+    for k in 0.. {
         // The connections the server closed while idle are made again a little before.
         if !wait_until(
             next.checked_sub(REFRESH_BEFORE).unwrap_or(next),
@@ -188,36 +201,61 @@ fn run(
         if !wait_until(next, shared, until) {
             break;
         }
-        if spec.purge && !exchange(addr, purge, Deadline::after(SIDE_BOUND)) {
-            shared.purges_refused.fetch_add(1, Ordering::Relaxed);
-        }
-        let count = spec
-            .origin
-            .as_ref()
-            .and_then(|o| origin_count(o, &spec.target));
-        let fired = burst.fire(request, bound, &shared.stop);
+        let target = spec.target_of(k);
+        let (before, after_previous) = before_event(spec, shared, (addr, host), k);
+        let fired = burst.fire(&request("GET", &target, host), bound, &shared.stop);
         let stored = stored_at(&fired);
         let mut guard = lock(&shared.record);
         let Some(recorded) = guard.as_mut() else {
             break;
         };
-        recorded.counts.push(count);
+        if let Some(last) = recorded.counts.last_mut() {
+            last.1 = after_previous;
+        }
+        recorded.counts.push((before, None));
         let e = event(&fired, start, recorded);
         recorded.events.push(e);
         drop(guard);
-        next = if spec.purge {
-            next + spec.every
-        } else {
+        next = if expiry {
             stored + spec.every + PAST_EXPIRY
+        } else {
+            next + spec.every
         };
     }
-    let count = spec
-        .origin
-        .as_ref()
-        .and_then(|o| origin_count(o, &spec.target));
     if let Some(recorded) = lock(&shared.record).as_mut() {
-        recorded.counts.push(count);
+        let last = recorded.counts.len().checked_sub(1);
+        if let Some(k) = last {
+            recorded.counts[k].1 = count(&spec.target_of(k));
+        }
     }
+}
+
+/// Just before event `k`: its purge, then the origin's count of the last event's object after
+/// it and of this one's before it (one read when they share the object).
+fn before_event(
+    spec: &StampedeSpec,
+    shared: &Shared,
+    (addr, host): (SocketAddr, &str),
+    k: usize,
+) -> (Option<u64>, Option<u64>) {
+    let target = spec.target_of(k);
+    if spec.on == StampedeOn::Purge
+        && !exchange(
+            addr,
+            &request("PURGE", &target, host),
+            Deadline::after(SIDE_BOUND),
+        )
+    {
+        shared.purges_refused.fetch_add(1, Ordering::Relaxed);
+    }
+    let count = |target: &str| spec.origin.as_ref().and_then(|o| origin_count(o, target));
+    let before = count(&target);
+    let after_previous = match k.checked_sub(1).map(|p| spec.target_of(p)) {
+        Some(p) if p == target => before,
+        Some(p) => count(&p),
+        None => None,
+    };
+    (before, after_previous)
 }
 
 /// Sleeps until `at`; false when told to stop first, or when `at` lies past `until`.
@@ -307,11 +345,9 @@ fn event(fired: &Fired, start: Instant, recorded: &mut Recorded) -> StampedeEven
 /// The run's record: each event's origin fetches from the counts around it.
 fn record(spec: &StampedeSpec, recorded: Recorded) -> StampedeRecord {
     let mut events = recorded.events;
-    for (i, e) in events.iter_mut().enumerate() {
-        if let (Some(Some(before)), Some(Some(after))) =
-            (recorded.counts.get(i), recorded.counts.get(i + 1))
-        {
-            e.origin_fetches = Some(after.saturating_sub(*before));
+    for (e, counts) in events.iter_mut().zip(&recorded.counts) {
+        if let (Some(before), Some(after)) = *counts {
+            e.origin_fetches = Some(after.saturating_sub(before));
         }
     }
     let latency = |(h, m): (hdrhistogram::Histogram<u64>, Moments)| {
@@ -326,7 +362,7 @@ fn record(spec: &StampedeSpec, recorded: Recorded) -> StampedeRecord {
     StampedeRecord {
         requests: spec.requests,
         every_s: spec.every.as_secs_f64(),
-        on: if spec.purge { "purge" } else { "expiry" }.to_owned(),
+        on: spec.on.name().to_owned(),
         target: spec.target.clone(),
         events,
         leaders: latency(recorded.leaders),
@@ -392,5 +428,27 @@ mod tests {
         assert_eq!(count_from(r#"{"requests_by_path": {}}"#), Some(0));
         assert_eq!(count_from(r#"{"hello": 1}"#), None);
         assert_eq!(count_from("<html>not stats</html>"), None);
+    }
+
+    /// `new` gives each event an object of its own; the other modes one object throughout.
+    #[test]
+    fn each_new_event_asks_an_object_never_asked_before() {
+        let spec = |on, target: &str| StampedeSpec {
+            requests: 2,
+            every: Duration::from_secs(2),
+            on,
+            target: target.to_owned(),
+            origin: None,
+        };
+        let new = spec(StampedeOn::New, "/hot");
+        assert_eq!(
+            (new.target_of(0), new.target_of(3)),
+            ("/hot?v=0".into(), "/hot?v=3".into())
+        );
+        let query = spec(StampedeOn::New, "/hot?cache=max-age=2");
+        assert_eq!(query.target_of(1), "/hot?cache=max-age=2&v=1");
+        for on in [StampedeOn::Expiry, StampedeOn::Purge] {
+            assert_eq!(spec(on, "/hot").target_of(5), "/hot");
+        }
     }
 }

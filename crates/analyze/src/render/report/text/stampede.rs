@@ -15,15 +15,10 @@ pub(super) fn render_stampede(out: &mut String, s: &StampedeRecord) {
         "Stampede",
         "[requests, every, events, after]",
         &format!(
-            "{}, {} s, {events}, {} of {}",
+            "{}, {} s, {events}, {}",
             count(s.requests),
             s.every_s,
-            if s.on == "purge" {
-                "a purge"
-            } else {
-                "each expiry"
-            },
-            crate::units::clean(&s.target)
+            after(s)
         ),
     );
     if events == 0 {
@@ -111,5 +106,15 @@ fn fetches(s: &StampedeRecord) -> String {
             "{} by the cache's word ({exactly_one} of {events} events exactly 1; --stampede-origin counts at the origin)",
             per(leaders, events)
         )
+    }
+}
+
+/// What each event followed, and its object.
+fn after(s: &StampedeRecord) -> String {
+    let target = crate::units::clean(&s.target);
+    match s.on.as_str() {
+        "purge" => format!("a purge of {target}"),
+        "new" => format!("nothing: each event a new object, {target} with v=K added"),
+        _ => format!("each expiry of {target}"),
     }
 }
