@@ -19,6 +19,8 @@
 //!
 //! `GET /stats` returns [`StatsSnapshot`] as JSON: requests total and per path, connections
 //! accepted and open, so a test counts backend fetches the way cache benchmarks do.
+//! `POST /plan?steps=10s:refuse,20s:up` makes the origin follow a plan of states (an outage,
+//! a slowdown) from then on, each phase's requests counted (see [`OriginState`]).
 //! Server-wide fault modes live in [`OriginConfig`]: a periodic stall (no response is
 //! written during it: the classic coordinated-omission demonstration), closing every
 //! connection after N requests, resetting every Nth request, a slow body, a fixed delay or
@@ -54,6 +56,7 @@ mod body;
 mod cli;
 mod config;
 mod h3;
+mod plan;
 mod queue;
 mod reset;
 mod service;
@@ -76,6 +79,7 @@ use tokio::sync::watch;
 pub use cli::{Delay, OriginArgs};
 use config::DRAIN;
 pub use config::{DelayRamp, OriginConfig, Stall, TlsIdentity};
+pub use plan::{MOST_STEPS, OriginState, PlanPhase, PlanStep, parse_steps};
 pub use queue::Service;
 use service::{ConnState, OpenConnection, Shared};
 
@@ -187,7 +191,7 @@ impl OriginHandle {
 
     /// Counts since start, as `/stats` serves them.
     pub fn stats(&self) -> StatsSnapshot {
-        self.shared.stats.snapshot()
+        self.shared.snapshot()
     }
 
     /// Stops accepting, lets in-flight responses finish (up to 2 s), and joins the threads.
@@ -271,15 +275,40 @@ async fn serve(
     mut shutdown: watch::Receiver<bool>,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
 ) {
-    let listener = tokio::net::TcpListener::from_std(listener)
-        .expect("listener is non-blocking and on a runtime");
+    let addr = listener.local_addr().ok();
+    let mut listener = Some(
+        tokio::net::TcpListener::from_std(listener)
+            .expect("listener is non-blocking and on a runtime"),
+    );
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).keep_alive(true);
     builder.http2().timer(TokioTimer::new());
     let live = Arc::new(());
+    let mut states = shared.plan.subscribe();
     loop {
+        // A plan's `refuse`: no listening socket, so a connect is refused; listening again
+        // when the plan says.
+        let refuse = shared.plan.now() == plan::OriginState::Refuse;
+        if refuse {
+            listener = None;
+        } else if listener.is_none() {
+            listener = addr
+                .and_then(|a| bind(a).ok())
+                .and_then(|l| tokio::net::TcpListener::from_std(l).ok());
+        }
+        let accept = async {
+            match &listener {
+                Some(l) => l.accept().await,
+                None if refuse => std::future::pending().await,
+                // The port could not be bound again: try once more shortly.
+                None => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Err(io::Error::from(io::ErrorKind::AddrInUse))
+                }
+            }
+        };
         tokio::select! {
-            accepted = listener.accept() => match accepted {
+            accepted = accept => match accepted {
                 Ok((stream, _)) => {
                     let conn = Conn { builder: builder.clone(), shared: shared.clone(), shutdown: shutdown.clone(), _live: live.clone() };
                     tokio::spawn(serve_tcp(stream, acceptor.clone(), conn));
@@ -287,6 +316,7 @@ async fn serve(
                 // Out of descriptors or a connection gone before accept: back off briefly.
                 Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
             },
+            _ = states.changed() => {}
             _ = shutdown.changed() => break,
         }
     }

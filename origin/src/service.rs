@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     slots: Option<crate::queue::Queue>,
     /// When the first request came: a ramping delay starts there.
     first_request: std::sync::OnceLock<std::time::Instant>,
+    /// The plan under way (`POST /plan`).
+    pub(crate) plan: Arc<crate::plan::Plans>,
 }
 
 impl Shared {
@@ -34,11 +36,17 @@ impl Shared {
             started: tokio::time::Instant::now(),
             requests: AtomicU64::new(0),
             first_request: std::sync::OnceLock::new(),
+            plan: Arc::default(),
             slots: config
                 .concurrency
                 .map(|n| crate::queue::Queue::new(n, config.service)),
             config,
         }
+    }
+
+    /// Counts since start, and the plan's phases.
+    pub(crate) fn snapshot(&self) -> crate::StatsSnapshot {
+        self.stats.snapshot(self.plan.snapshot())
     }
 
     /// The server-wide delay now: fixed, or along its ramp from the first request on.
@@ -212,8 +220,12 @@ pub(crate) async fn handle<B: http_body::Body + Unpin>(
     if path == "/stats" && req.method() == Method::GET {
         return Ok(stats_response(&shared));
     }
+    if path == "/plan" && req.method() == Method::POST {
+        return Ok(plan_response(&shared, req.uri().query().unwrap_or("")));
+    }
     let target = req.uri().path_and_query().map_or(path, |pq| pq.as_str());
     shared.stats.count_request(target);
+    shared.plan.count();
     let host = req
         .headers()
         .get(http::header::HOST)
@@ -237,8 +249,20 @@ pub(crate) async fn handle<B: http_body::Body + Unpin>(
         crate::reset::reset_on_close(conn.fd);
         return Err(ResetOnPurpose);
     }
+    let added = match follow_plan(&shared).await {
+        Planned::Answer(extra) => extra,
+        Planned::Status(code) => return Ok(text(code, "the origin's plan: down".to_owned())),
+        Planned::Reset => {
+            crate::reset::reset_on_close(conn.fd);
+            return Err(ResetOnPurpose);
+        }
+    };
     wait_out_stall(&shared).await;
     let delay = params.delay.or_else(|| shared.delay());
+    let delay = match (delay, added) {
+        (d, None) => d,
+        (d, Some(extra)) => Some(d.unwrap_or_default() + extra),
+    };
     match (&shared.slots, delay) {
         // In line for a slot (with --concurrency), served on the queue's virtual clock.
         (Some(slots), delay) => {
@@ -248,7 +272,19 @@ pub(crate) async fn handle<B: http_body::Body + Unpin>(
         (None, Some(delay)) => precise_sleep(delay).await,
         (None, None) => {}
     }
-    let mut response = Response::new(body(&params, path, config, &conn));
+    let close = params.close || config.close_after.is_some_and(|n| n_conn >= n);
+    let close = close && req.version() <= Version::HTTP_11;
+    Ok(answer(&params, (path, config, &conn), close, began))
+}
+
+/// The response a request's parameters shape, `close` saying the connection ends after it.
+fn answer(
+    params: &Params<'_>,
+    (path, config, conn): (&str, &OriginConfig, &ConnState),
+    close: bool,
+    began: std::time::Instant,
+) -> Response<SynthBody> {
+    let mut response = Response::new(body(params, path, config, conn));
     *response.status_mut() = params.status.unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
@@ -265,12 +301,11 @@ pub(crate) async fn handle<B: http_body::Body + Unpin>(
     {
         headers.insert(name, value);
     }
-    let close = params.close || config.close_after.is_some_and(|n| n_conn >= n);
-    if close && req.version() <= Version::HTTP_11 {
+    if close {
         headers.insert(CONNECTION, HeaderValue::from_static("close"));
     }
     headers.insert(SERVER_TIMING.clone(), server_timing(began.elapsed()));
-    Ok(response)
+    response
 }
 
 static SERVER_TIMING: http::HeaderName = http::HeaderName::from_static("server-timing");
@@ -330,8 +365,60 @@ async fn wait_out_stall(shared: &Shared) {
     }
 }
 
+/// What the plan makes of a request.
+enum Planned {
+    /// Answer it, this much later than configured.
+    Answer(Option<Duration>),
+    /// Answer with this status.
+    Status(StatusCode),
+    /// Reset its connection.
+    Reset,
+}
+
+/// The plan's word on a request: held while the origin hangs, then as the state says.
+async fn follow_plan(shared: &Shared) -> Planned {
+    use crate::plan::OriginState;
+    let mut changes = None;
+    loop {
+        match shared.plan.now() {
+            OriginState::Up => return Planned::Answer(None),
+            OriginState::Slow(extra) => return Planned::Answer(Some(extra)),
+            OriginState::Status(code) => {
+                return Planned::Status(
+                    StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+                );
+            }
+            OriginState::Reset | OriginState::Refuse => return Planned::Reset,
+            OriginState::Hang => {
+                let rx = changes.get_or_insert_with(|| shared.plan.subscribe());
+                // Held until the state changes (or the server stops: then the connection
+                // goes with it).
+                if shared.plan.now() == OriginState::Hang && rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        }
+    }
+}
+
+/// `POST /plan?steps=...`: starts the plan, or says why not.
+fn plan_response(shared: &Arc<Shared>, query: &str) -> Response<SynthBody> {
+    let steps = query
+        .split('&')
+        .find_map(|p| p.strip_prefix("steps="))
+        .unwrap_or("");
+    match crate::plan::parse_steps(steps) {
+        Ok(steps) => {
+            let n = steps.len();
+            crate::plan::start(&shared.plan, steps);
+            text(StatusCode::OK, format!("plan of {n} steps started\n"))
+        }
+        Err(why) => text(StatusCode::BAD_REQUEST, format!("plan: {why}\n")),
+    }
+}
+
 fn stats_response(shared: &Shared) -> Response<SynthBody> {
-    let json = serde_json::to_vec(&shared.stats.snapshot()).expect("stats always serialize");
+    let json = serde_json::to_vec(&shared.snapshot()).expect("stats always serialize");
     let mut response = Response::new(SynthBody::from_bytes(Bytes::from(json)));
     response
         .headers_mut()

@@ -40,7 +40,7 @@ impl Stats {
         self.connections_closed.fetch_add(1, Relaxed);
     }
 
-    pub(crate) fn snapshot(&self) -> StatsSnapshot {
+    pub(crate) fn snapshot(&self, plan: Vec<crate::plan::PlanPhase>) -> StatsSnapshot {
         let copy = |map: &Mutex<HashMap<String, u64>>| -> BTreeMap<String, u64> {
             let map = map.lock().expect("no thread panics holding the stats lock");
             map.iter().map(|(k, v)| (k.clone(), *v)).collect()
@@ -53,6 +53,7 @@ impl Stats {
             tls_connections_by_server_name: copy(&self.by_server_name),
             connections_accepted: accepted,
             connections_open: accepted.saturating_sub(self.connections_closed.load(Relaxed)),
+            plan,
         }
     }
 }
@@ -88,4 +89,8 @@ pub struct StatsSnapshot {
     pub connections_accepted: u64,
     /// TCP connections open now.
     pub connections_open: u64,
+    /// The phases of the plan under way (`POST /plan`), with the requests of each; empty
+    /// when no plan was given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<crate::plan::PlanPhase>,
 }
