@@ -415,6 +415,7 @@ fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> I
         stray_closes: stats.stray,
         hits: stats.cache[0],
         misses: stats.cache[1],
+        stale: stats.stale,
         purged_hits: stats.watched[0],
         purged_misses: stats.watched[1],
         latency: record_of(primary),

@@ -192,6 +192,8 @@ pub(crate) struct IntervalStats {
     /// Open loop: requests that fell due with every connection vload may open in use.
     pub(crate) capped: u64,
     pub(crate) cache: [u64; 3],
+    /// Of the hits, those served stale (past their freshness).
+    pub(crate) stale: u64,
     /// Hits and misses of the watched objects ([`crate::AttackPlan::watched_objects`]).
     pub(crate) watched: [u64; 2],
     pub(crate) cache_sources: [u64; 4],
@@ -232,6 +234,8 @@ pub(crate) struct StageStats {
     pub(crate) bytes_out: u64,
     pub(crate) hits: u64,
     pub(crate) misses: u64,
+    /// Of the hits, those served stale.
+    pub(crate) stale: u64,
     /// Successful responses that arrived while the stage ran, whichever stage they were due
     /// in: the throughput the server achieved during it.
     pub(crate) done_during: u64,
@@ -254,6 +258,7 @@ impl StageStats {
             bytes_out: 0,
             hits: 0,
             misses: 0,
+            stale: 0,
             done_during: 0,
             status: BTreeMap::new(),
             errors: [0; ERROR_KINDS.len()],
@@ -273,6 +278,7 @@ impl StageStats {
         self.bytes_out += other.bytes_out;
         self.hits += other.hits;
         self.misses += other.misses;
+        self.stale += other.stale;
         self.done_during += other.done_during;
         for (code, n) in &other.status {
             *self.status.entry(*code).or_default() += n;
@@ -324,6 +330,7 @@ impl IntervalStats {
             queued: 0,
             capped: 0,
             cache: [0; 3],
+            stale: 0,
             watched: [0; 2],
             cache_sources: [0; 4],
             response: d.fresh(),
@@ -380,6 +387,7 @@ impl IntervalStats {
         for (a, b) in self.cache.iter_mut().zip(other.cache) {
             *a += b;
         }
+        self.stale += other.stale;
         for (a, b) in self.cache_sources.iter_mut().zip(other.cache_sources) {
             *a += b;
         }
@@ -461,6 +469,7 @@ impl IntervalStats {
     #[inline]
     pub(crate) fn count_cache(&mut self, class: CacheClass, source: Option<CacheSource>) {
         self.cache[class.coarse()] += 1;
+        self.stale += u64::from(class == CacheClass::Stale);
         if let Some(source) = source {
             self.cache_sources[source as usize] += 1;
         }

@@ -78,6 +78,7 @@ pub(crate) fn records(
             bytes_out: stats.bytes_out,
             hits: stats.hits,
             misses: stats.misses,
+            stale: stats.stale,
             throughput_per_s: if duration_s > 0.0 {
                 stats.done_during as f64 / duration_s
             } else {

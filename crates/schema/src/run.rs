@@ -381,6 +381,10 @@ pub struct Interval {
     pub hits: u64,
     /// Responses classified as not hits.
     pub misses: u64,
+    /// Of `hits`, those served stale: past their freshness, by the cache's word
+    /// (`Cache-Status` with a negative `ttl`, nginx's `STALE` and `UPDATING`).
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub stale: u64,
     /// Of `hits`, those for the objects `--purge-every` purges (the catalogue's most
     /// popular): a purge's refetches are the misses on the objects purged.
     #[serde(default, skip_serializing_if = "crate::is_zero")]

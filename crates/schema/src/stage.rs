@@ -50,6 +50,9 @@ pub struct StageRecord {
     pub hits: u64,
     /// Responses classified as not hits.
     pub misses: u64,
+    /// Of `hits`, those served stale (past their freshness, by the cache's word).
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    pub stale: u64,
     /// Successful (2xx/3xx) responses per second of the stage: the throughput achieved.
     pub throughput_per_s: f64,
     /// Response time from the intended send.

@@ -375,6 +375,7 @@ fn add_interval(
             add(&mut into.stray_closes, interval.stray_closes);
             add(&mut into.hits, interval.hits);
             add(&mut into.misses, interval.misses);
+            add(&mut into.stale, interval.stale);
             add(&mut into.purged_hits, interval.purged_hits);
             add(&mut into.purged_misses, interval.purged_misses);
             into.server_cpu_s = None;

@@ -44,11 +44,13 @@ fn add_stage(into: &mut StageRecord, s: &StageRecord, name: &str) -> Result<(), 
         (&mut into.sent, s.sent),
         (&mut into.completed, s.completed),
         (&mut into.unsent, s.unsent),
+        (&mut into.unfinished, s.unfinished),
         (&mut into.late_sends, s.late_sends),
         (&mut into.bytes_in, s.bytes_in),
         (&mut into.bytes_out, s.bytes_out),
         (&mut into.hits, s.hits),
         (&mut into.misses, s.misses),
+        (&mut into.stale, s.stale),
     ] {
         add(a, b);
     }

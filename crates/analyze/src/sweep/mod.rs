@@ -248,6 +248,12 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64, slo: &[SloTerm]) -> 
         bytes_out: t.bytes_out,
         hits: run.cache.hit,
         misses: run.cache.miss,
+        stale: run
+            .intervals
+            .iter()
+            .filter(|i| !i.warmup)
+            .map(|i| i.stale)
+            .sum(),
         throughput_per_s: if seconds > 0.0 {
             t.successes(&run.plan) as f64 / seconds
         } else {

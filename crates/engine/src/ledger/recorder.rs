@@ -142,6 +142,7 @@ impl Stages {
                 *own.status.entry(*status).or_default() += 1;
                 own.hits += u64::from(cache.0.is_hit());
                 own.misses += u64::from(cache.0.is_miss());
+                own.stale += u64::from(cache.0 == crate::cache::CacheClass::Stale);
                 let at = done.saturating_duration_since(self.t0).as_secs_f64();
                 if plan.expects(*status)
                     && let Some(during) = self.curve.stage_during(at)

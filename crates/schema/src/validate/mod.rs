@@ -105,6 +105,12 @@ impl RunFile {
             for n in counts.into_iter().chain(interval.errors.values().copied()) {
                 bounded(&field, n, MAX_INTERVAL_COUNT)?;
             }
+            if interval.stale > interval.hits {
+                return Err(invalid(
+                    format!("{field}.stale"),
+                    "more responses served stale than hits",
+                ));
+            }
             if interval.purged_hits > interval.hits || interval.purged_misses > interval.misses {
                 return Err(invalid(
                     format!("{field}.purged_hits"),
@@ -216,6 +222,12 @@ impl RunFile {
                 .chain(stage.status_codes.values().copied())
             {
                 bounded(&field, n, MAX_COUNT)?;
+            }
+            if stage.stale > stage.hits {
+                return Err(invalid(
+                    format!("{field}.stale"),
+                    "more responses served stale than hits",
+                ));
             }
             if errors.is_none_or(|e| e > stage.completed) {
                 return Err(invalid(
