@@ -24,7 +24,9 @@
 # :6083, squid :6084), CACHE_MB (the cache's size, default 256), ORIGIN_THREADS (default 1),
 # ORIGIN_ARGS (more origin arguments, split on spaces), SERVER_VCL (varnish's VCL, default
 # vcl/catalogue.vcl; varnish is started by vcl/run.sh, which reads VARNISHD_ARGS too),
-# NGINX_CACHE_LOCK (nginx's proxy_cache_lock, on or off; default off).
+# NGINX_CACHE_LOCK (nginx's proxy_cache_lock, on or off; default off), NGINX_USE_STALE
+# (nginx's proxy_cache_use_stale, e.g. 'error timeout updating http_503'; default off),
+# NGINX_BACKGROUND_UPDATE (proxy_cache_background_update, on or off; default off).
 set -euo pipefail
 
 server=${1:-}
@@ -103,6 +105,8 @@ sed -e "s|@LISTEN@|$listen|g" -e "s|@ORIGIN@|127.0.0.1:$origin_port|g" \
     -e "s|@PORT@|${listen##*:}|g" \
     -e "s|@WORK@|$work|g" -e "s|@CACHE_MB@|$cache_mb|g" \
     -e "s|@CACHE_LOCK@|${NGINX_CACHE_LOCK:-off}|g" \
+    -e "s|@USE_STALE@|${NGINX_USE_STALE:-off}|g" \
+    -e "s|@BACKGROUND_UPDATE@|${NGINX_BACKGROUND_UPDATE:-off}|g" \
     "$root/servers/$template" >"$conf"
 url="http://$listen/"
 probe=(--server-stats)

@@ -42,6 +42,16 @@ pub struct StageSummary {
     pub slo: Option<&'static str>,
     /// Server CPU per completed request in ns (a sweep step with `--watch-pid`).
     pub server_cpu_per_request_ns: Option<f64>,
+    /// Responses with a 5xx status.
+    pub server_errors: u64,
+    /// Failed requests (no response).
+    pub errors: u64,
+    /// Responses the cache served stale, over all responses.
+    pub stale_share: Option<f64>,
+    /// With an origin plan: the origin's state in the stage.
+    pub origin_state: Option<String>,
+    /// With an origin plan: the requests the origin itself counted in the stage.
+    pub origin_requests: Option<u64>,
 }
 
 impl StageSummary {
@@ -81,6 +91,14 @@ impl StageSummary {
                 .server_cpu_s
                 .filter(|_| stage.completed > 0)
                 .map(|cpu| cpu * 1e9 / stage.completed as f64),
+            server_errors: stage.status_codes.range(500..600).map(|(_, n)| n).sum(),
+            errors: stage.error_count(),
+            stale_share: {
+                let answered = stage.completed.saturating_sub(stage.error_count());
+                (answered > 0).then(|| stage.stale as f64 / answered as f64)
+            },
+            origin_state: stage.origin_state.clone(),
+            origin_requests: stage.origin_requests,
         })
     }
 

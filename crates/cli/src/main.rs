@@ -15,6 +15,7 @@ mod history;
 mod http;
 mod manual;
 mod metrics;
+mod outage;
 mod output;
 mod paint;
 mod parse;

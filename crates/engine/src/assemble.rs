@@ -112,6 +112,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         cache_model: None,
         purges: None,
         stampede: None,
+        origin_plan: None,
         warmed: None,
     };
     if let Some(catalogue) = &plan.catalogue {

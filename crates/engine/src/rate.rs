@@ -104,6 +104,54 @@ impl RatePlan {
             .fold(0.0, f64::max)
     }
 
+    /// The same plan with a stage boundary at each of `cuts` (times from its start) that
+    /// falls inside a stage: a ramp is split where its rate is at that time, so the requests
+    /// due are the same, only counted in more stages. A plain rate becomes one stage of
+    /// `length` first; cuts at or past the plan's end are left out.
+    pub fn split_at(&self, cuts: &[Duration], length: Duration) -> RatePlan {
+        let stages: Vec<RateStage> = if self.is_staged() {
+            self.stages.clone()
+        } else {
+            vec![RateStage {
+                duration: Some(length),
+                ..self.stages[0]
+            }]
+        };
+        let mut out = Vec::with_capacity(stages.len() + cuts.len());
+        let mut start = Duration::ZERO;
+        for stage in stages {
+            let length = stage.duration.unwrap_or(length);
+            let end = start + length;
+            let mut from = (start, stage.from_per_s);
+            let rate_at = |t: Duration| {
+                let share = (t - start).as_secs_f64() / length.as_secs_f64();
+                stage.from_per_s + (stage.to_per_s - stage.from_per_s) * share
+            };
+            let mut inside: Vec<Duration> = cuts
+                .iter()
+                .copied()
+                .filter(|c| *c > start && *c < end)
+                .collect();
+            inside.sort_unstable();
+            inside.dedup();
+            for cut in inside.into_iter().chain([end]) {
+                let to = if cut == end {
+                    stage.to_per_s
+                } else {
+                    rate_at(cut)
+                };
+                out.push(RateStage {
+                    from_per_s: from.1,
+                    to_per_s: to,
+                    duration: Some(cut - from.0),
+                });
+                from = (cut, to);
+            }
+            start = end;
+        }
+        RatePlan { stages: out }
+    }
+
     /// The same plan at `factor` times the rate (a shard's share).
     pub fn scaled(&self, factor: f64) -> RatePlan {
         RatePlan {
@@ -265,6 +313,45 @@ impl Curve {
 
 #[cfg(test)]
 mod tests {
+    /// Cuts add stages and change no request's due time: a hold stays a hold, a ramp is cut
+    /// where its rate is.
+    #[test]
+    fn a_cut_plan_is_due_the_same_requests() {
+        let s = Duration::from_secs;
+        let plain = RatePlan::constant(100.0).split_at(&[s(10), s(20), s(40)], s(30));
+        let lengths: Vec<_> = plain.stages().iter().map(|st| st.duration).collect();
+        assert_eq!(lengths, [Some(s(10)), Some(s(10)), Some(s(10))]);
+        assert!(
+            plain
+                .stages()
+                .iter()
+                .all(|st| st.from_per_s == 100.0 && st.to_per_s == 100.0)
+        );
+        let ramp = RatePlan::staged(vec![RateStage {
+            from_per_s: 0.0,
+            to_per_s: 100.0,
+            duration: Some(s(10)),
+        }])
+        .unwrap();
+        let cut = ramp.split_at(&[s(5)], s(0));
+        assert_eq!(cut.stages().len(), 2);
+        assert_eq!(
+            (cut.stages()[0].to_per_s, cut.stages()[1].from_per_s),
+            (50.0, 50.0)
+        );
+        let due = |p: &RatePlan| {
+            let curve = Curve::new(p, Duration::ZERO);
+            (0..=100)
+                .map(|t| curve.at(f64::from(t) / 10.0))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (due(&ramp), due(&cut));
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6),
+            "{a:?} {b:?}"
+        );
+    }
+
     use super::*;
 
     fn secs(s: u64) -> Option<Duration> {

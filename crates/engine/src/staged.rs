@@ -90,6 +90,8 @@ pub(crate) fn records(
             server_cpu_s: None,
             steady: None,
             upper_bounds: Vec::new(),
+            origin_state: None,
+            origin_requests: None,
         });
     }
     records

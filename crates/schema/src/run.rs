@@ -59,6 +59,9 @@ pub struct RunFile {
     /// Stampedes sent beside the load (`--stampede`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stampede: Option<crate::StampedeRecord>,
+    /// The origin plan the attack drove (`--outage`, `--slowdown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_plan: Option<crate::OriginPlanRecord>,
     /// A rate plan's stages, or a sweep's steps, each with its own summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<StageRecord>,

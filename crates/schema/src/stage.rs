@@ -76,6 +76,29 @@ pub struct StageRecord {
     /// noisy, and a lucky step would otherwise claim a capacity the server does not have.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upper_bounds: Vec<QuantileBound>,
+    /// With an origin plan (`--outage`, `--slowdown`): the origin's state in this stage
+    /// (`up`, `refuse`, `reset`, `hang`, `503`, `slow:200ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_state: Option<String>,
+    /// With an origin plan: the requests `vload origin` itself counted in this stage, by its
+    /// own clock (the cache's fetches, and what it sent while the origin was down).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_requests: Option<u64>,
+}
+
+/// An origin plan the attack drove (`--outage`, `--slowdown`): each of its phases is a
+/// stage of the run (`stages[].origin_state`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OriginPlanRecord {
+    /// `vload origin`'s URL the plan was posted to.
+    pub origin: String,
+    /// The steps posted, offsets from the attack's start (warm-up included), e.g.
+    /// `10s:refuse,20s:up`.
+    pub steps: String,
+    /// How late the origin began its phases, worst of all, in µs past when they were due
+    /// (its `/stats`): the phases' edges are that exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_us: Option<u64>,
 }
 
 /// The upper end of a latency quantile's 95% within-run interval.

@@ -190,6 +190,7 @@ mod golden {
             cache_model: None,
             purges: None,
             stampede: None,
+            origin_plan: None,
             warmed: None,
             stages: Vec::new(),
             breakdowns: Vec::new(),
@@ -484,6 +485,8 @@ mod bad_input {
             server_cpu_s: None,
             steady: None,
             upper_bounds: Vec::new(),
+            origin_state: None,
+            origin_requests: None,
         };
         run.stages = vec![stage.clone()];
         let text = run.to_json();

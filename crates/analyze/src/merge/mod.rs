@@ -60,6 +60,10 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     // Each run's stampedes read the one origin's count, so their fetches cannot be added:
     // left out of a merge rather than kept for the first run only (#59 merges them).
     out.stampede = None;
+    // An origin plan's steps are offsets from one attack's start: they hold for one run.
+    if runs.len() > 1 {
+        out.origin_plan = None;
+    }
     // The runs' arrival samples as one; the checks are the merge's own, made from the
     // merged data by whoever reads it (the first run's would be reported as the whole's).
     out.arrivals = vload_schema::ArrivalSample::combine(

@@ -39,6 +39,11 @@ pub(super) fn merge_stages(
 }
 
 fn add_stage(into: &mut StageRecord, s: &StageRecord, name: &str) -> Result<(), MergeError> {
+    // Each run read the one origin's count of the phase: counts that cannot be added.
+    into.origin_requests = None;
+    if into.origin_state != s.origin_state {
+        into.origin_state = None;
+    }
     for (a, b) in [
         (&mut into.intended, s.intended),
         (&mut into.sent, s.sent),

@@ -264,6 +264,8 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64, slo: &[SloTerm]) -> 
         client_health: Some(run.client_health.clone()),
         steady: Some(crate::selfcheck::steady_state(run, floor)),
         upper_bounds: upper_bounds(run, slo),
+        origin_state: None,
+        origin_requests: None,
         server_cpu_s: run
             .server
             .as_ref()

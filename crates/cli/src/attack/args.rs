@@ -26,6 +26,8 @@ pub(crate) struct AttackArgs {
     pub(crate) cache: CacheArgs,
     #[command(flatten, next_help_heading = "Stampede")]
     pub(crate) stampede: crate::stampede::StampedeArgs,
+    #[command(flatten, next_help_heading = "Origin plan")]
+    pub(crate) outage: crate::outage::OutageArgs,
     #[command(flatten, next_help_heading = "Connection")]
     pub(crate) connection: ConnectionArgs,
     #[command(flatten, next_help_heading = "Output")]
@@ -96,7 +98,28 @@ impl AttackArgs {
         plan.expect_status = self.output.expect_status.clone().0;
         plan.server_timing = self.output.server_timing.clone();
         check_start(self.load.start_at, self.load.shard.is_some())?;
+        if let Some(origin) = self.origin_plan(&plan)? {
+            origin.apply(&mut plan);
+        }
         Ok(plan)
+    }
+
+    /// The origin plan `--outage` and `--slowdown` ask for against `plan`'s window.
+    pub(crate) fn origin_plan(
+        &self,
+        plan: &AttackPlan,
+    ) -> anyhow::Result<Option<crate::outage::OriginPlan>> {
+        let measured = plan.stop.duration.or(match &plan.load {
+            vload_engine::Load::Open { rate, .. } => rate.duration(),
+            vload_engine::Load::Closed { .. } => None,
+        });
+        let origin = self
+            .outage
+            .plan(&plan.load, measured, self.load.shard.is_some())?;
+        if origin.is_some() && self.load.start_at.is_some() {
+            bail!("--outage and --slowdown begin with the attack: drop --start-at");
+        }
+        Ok(origin)
     }
 
     /// TLS for an https URL: its host as the server name, verified as asked.

@@ -181,6 +181,9 @@ impl Session {
             None => None,
         };
         let spec = args.cache.purges(plan.tls.is_some())?;
+        // The origin's plan begins now, with the attack: both keep one clock (a post that
+        // fails stops the attack before anything else starts).
+        let origin = crate::outage::Posted::post(args.origin_plan(&plan)?, plan.warmup)?;
         let mut plan = plan;
         // The objects purged are watched: their refetches are counted on them.
         plan.watched_objects = spec.as_ref().map_or(0, |s| s.objects);
@@ -204,6 +207,7 @@ impl Session {
         run.interrupted |= self.interrupt.is_triggered();
         run.purges = purger.map(|p| p.finish(run.interrupted));
         run.stampede = stampeder.and_then(crate::stampede::Stampeder::finish);
+        crate::outage::Posted::finish(origin, &mut run);
         if let Some(warmed) = warmed {
             run.warmed = Some(warmed);
             // The warm-up run's requests warmed the cache too: the model counts them.

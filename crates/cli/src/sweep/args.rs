@@ -208,6 +208,7 @@ impl SweepArgs {
             targets: self.targets.clone(),
             cache: self.cache.clone(),
             stampede: crate::stampede::StampedeArgs::default(),
+            outage: crate::outage::OutageArgs::default(),
             connection: self.connection.clone(),
             output: OutputArgs {
                 output: if with_output {

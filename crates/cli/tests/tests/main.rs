@@ -11,6 +11,7 @@ mod hostile;
 mod http3;
 mod metrics;
 mod origin_command;
+mod outage;
 mod selfcheck;
 mod shards;
 mod stampede;

@@ -4,6 +4,7 @@
 //! carries the server's rows. Varnish's are in the varnish module. A server that is not installed
 //! skips its test with a line, or fails it under CI (VLOAD_REQUIRE_CACHES).
 
+mod outage;
 mod stack;
 mod stampede;
 

@@ -64,16 +64,17 @@ impl Cache {
             threads: Some(1),
             ..OriginConfig::loopback()
         };
-        Cache::start_with(server, cache_mb, origin, "off")
+        Cache::start_with(server, cache_mb, origin, &[])
     }
 
-    /// [`Cache::start`] in front of an origin set up as `origin`, nginx's
-    /// `proxy_cache_lock` set to `lock`.
+    /// [`Cache::start`] in front of an origin set up as `origin`, nginx's settings as
+    /// `servers/run.sh` takes them from its environment (`("CACHE_LOCK", "on")`,
+    /// `("USE_STALE", "error")`, `("BACKGROUND_UPDATE", "on")`; each off unless given).
     pub(crate) fn start_with(
         server: &str,
         cache_mb: u32,
         origin: OriginConfig,
-        lock: &str,
+        nginx: &[(&str, &str)],
     ) -> Cache {
         let origin = spawn(origin).unwrap();
         let dir = std::env::temp_dir().join(format!(
@@ -101,8 +102,16 @@ impl Cache {
             .replace("@ORIGIN_HOST@", "127.0.0.1")
             .replace("@ORIGIN_PORT@", &port)
             .replace("@WORK@", dir.to_str().unwrap())
-            .replace("@CACHE_MB@", &cache_mb.to_string())
-            .replace("@CACHE_LOCK@", lock);
+            .replace("@CACHE_MB@", &cache_mb.to_string());
+        let text = ["CACHE_LOCK", "USE_STALE", "BACKGROUND_UPDATE"]
+            .iter()
+            .fold(text, |text, key| {
+                let value = nginx
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map_or("off", |(_, v)| v);
+                text.replace(&format!("@{key}@"), value)
+            });
         let conf = dir.join(format!("{server}.conf"));
         std::fs::write(&conf, text).unwrap();
         let program = program(server).expect("checked with have()");

@@ -54,7 +54,7 @@ fn nginx_coalesces_a_new_object_by_polling_and_refetches_an_expired_one() {
     ) {
         return;
     }
-    let cache = Cache::start_with("nginx", 64, origin(), "on");
+    let cache = Cache::start_with("nginx", 64, origin(), &[("CACHE_LOCK", "on")]);
     // An expired object: every request that finds it expired goes to the origin.
     let s = stampede(&cache, "expiry", &cache.dir.join("expiry-on.json"));
     for e in &s.events {
@@ -74,7 +74,7 @@ fn nginx_coalesces_a_new_object_by_polling_and_refetches_an_expired_one() {
         waiters.moments
     );
     drop(cache);
-    let cache = Cache::start_with("nginx", 64, origin(), "off");
+    let cache = Cache::start_with("nginx", 64, origin(), &[]);
     let s = stampede(&cache, "new", &cache.dir.join("new-off.json"));
     for e in &s.events {
         assert_eq!(e.origin_fetches, Some(50), "new, lock off: {e:?}");

@@ -4,6 +4,7 @@
 //! `VLOAD_REQUIRE_VARNISH` is set, a missing varnishd fails them instead.
 
 mod catalogue;
+mod outage;
 mod phases;
 pub(crate) mod stack;
 mod stampede;

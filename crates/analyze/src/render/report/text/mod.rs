@@ -201,6 +201,7 @@ fn render_stages(out: &mut String, s: &Summary) {
             .stages
             .iter()
             .any(|st| st.server_cpu_per_request_ns.is_some()),
+        origin: s.stages.iter().any(|st| st.origin_state.is_some()),
     };
     let mut rows = vec![columns.header()];
     // Stages are numbered as the plan lists them; a warm-up before them is not one.
@@ -217,6 +218,8 @@ struct StageColumns {
     sweep: bool,
     hits: bool,
     cpu: bool,
+    /// An origin plan's: the origin's state, 5xx, errors, stale share, origin requests.
+    origin: bool,
 }
 
 impl StageColumns {
@@ -246,6 +249,9 @@ impl StageColumns {
         }
         if self.cpu {
             header.push("server CPU/req".to_owned());
+        }
+        if self.origin {
+            header.extend(["origin", "5xx", "errors", "stale", "origin req"].map(str::to_owned));
         }
         header
     }
@@ -284,6 +290,13 @@ impl StageColumns {
         }
         if self.cpu {
             cells.push(or_na(st.server_cpu_per_request_ns.map(duration_ns)));
+        }
+        if self.origin {
+            cells.push(or_na(st.origin_state.clone()));
+            cells.push(count(st.server_errors));
+            cells.push(count(st.errors));
+            cells.push(or_na(st.stale_share.map(percent)));
+            cells.push(or_na(st.origin_requests.map(count)));
         }
         cells
     }
