@@ -167,19 +167,7 @@ impl Session {
             .until_stable
             .zip(args.load.max_duration)
             .map(|(target, max)| StableWatch::new(target, max, self.interrupt.clone()));
-        let warmed = match &args.cache.warmup_until {
-            Some(rule) => {
-                let max = args.cache.warmup_max.unwrap_or(Duration::from_secs(300));
-                Some(crate::warm::warm_up(
-                    &plan,
-                    rule == "pass",
-                    max,
-                    &self.interrupt,
-                    args.output.quiet,
-                )?)
-            }
-            None => None,
-        };
+        let warmed = self.warm(args, &plan, &mut watch)?;
         let spec = args.cache.purges(plan.tls.is_some())?;
         // The origin's plan begins now, with the attack: both keep one clock (a post that
         // fails stops the attack before anything else starts).
@@ -218,6 +206,31 @@ impl Session {
         // A signal while the side channels finished: the file says so, as the exit code will.
         run.interrupted |= self.interrupt.is_triggered();
         Ok(run)
+    }
+
+    /// `--warmup-until`'s warm-up, before the attack. The server's counters are read afresh
+    /// after it, so that they cover the attack alone, as vload's own counts do (read before,
+    /// Varnish counted the warm-up's requests as the window's, and the report blamed the
+    /// cache headers for the difference).
+    fn warm(
+        &self,
+        args: &AttackArgs,
+        plan: &AttackPlan,
+        watch: &mut ServerWatch,
+    ) -> anyhow::Result<Option<vload_schema::WarmRecord>> {
+        let Some(rule) = &args.cache.warmup_until else {
+            return Ok(None);
+        };
+        let max = args.cache.warmup_max.unwrap_or(Duration::from_secs(300));
+        let warmed = crate::warm::warm_up(
+            plan,
+            rule == "pass",
+            max,
+            &self.interrupt,
+            args.output.quiet,
+        )?;
+        *watch = ServerWatch::start(&args.server, plan)?;
+        Ok(Some(warmed))
     }
 
     /// True when vload started its own origin.

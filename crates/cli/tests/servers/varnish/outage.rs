@@ -6,7 +6,7 @@
 
 use vload_schema::{RunFile, StageRecord};
 
-use super::stack::{Stack, counter, have_varnish, read_run, shared, vload};
+use super::stack::{Stack, counter, have_varnish, read_run, shared, vload, vload_span};
 
 /// 8 s at 200/s over 100 objects of max-age 1 s, each fetched once first (`--warmup-until
 /// pass`), the origin refusing connections from 2 s to 6 s.
@@ -87,6 +87,8 @@ fn grace_serves_a_dead_origins_objects_stale_and_vload_counts_them_as_varnish_do
         counter(&run, "cache_hit_grace"),
         "vload's stale answers are Varnish's grace hits"
     );
+    // The counters cover the attack, not the warm-up pass before it.
+    assert_eq!(counter(&run, "client_req"), vload_span(&run).1);
     // Refused connections never reach the origin: what it counted in the outage is at most
     // a request or two on connections already open when it began.
     assert!(down.origin_requests.is_some_and(|n| n <= 10), "{down:?}");
