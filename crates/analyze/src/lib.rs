@@ -29,6 +29,7 @@ pub mod breakdown;
 mod checks;
 pub mod compare;
 mod latency;
+mod layers;
 pub mod merge;
 mod metric;
 pub mod phases;

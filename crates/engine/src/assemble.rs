@@ -94,6 +94,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
                 age: t.cache_sources[2],
                 cache_status: t.cache_sources[3],
             },
+            layers: crate::collect::layers(&t.layers),
         },
         client_health: health(plan, &c, context, end),
         breakdowns: breakdowns(&c.summaries, &context.dimensions),

@@ -31,10 +31,11 @@ impl Interval {
         s.response.record(response_ns);
         s.hit.record(response_ns);
         s.count_status(status);
-        s.count_cache(
+        s.count_cache((
             crate::cache::CacheClass::Hit,
             Some(crate::cache::CacheSource::XVarnish),
-        );
+            crate::cache::Layers::default(),
+        ));
     }
 
     /// The once-a-second swap: the full interval out, an empty one in.

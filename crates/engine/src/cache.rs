@@ -93,7 +93,7 @@ pub(crate) struct CacheHeaders<'a> {
 }
 
 /// Classifies one response.
-pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>) {
+pub(crate) fn classify(headers: &HeaderMap) -> Verdict {
     decide(CacheHeaders {
         varnish: headers.get(&X_VARNISH).map(|v| v.as_bytes()),
         status: headers.get(&CACHE_STATUS).map(|v| v.as_bytes()),
@@ -102,11 +102,22 @@ pub(crate) fn classify(headers: &HeaderMap) -> (CacheClass, Option<CacheSource>)
     })
 }
 
-/// The cache state from the headers that can tell it, in order of trust.
-pub(crate) fn decide(h: CacheHeaders<'_>) -> (CacheClass, Option<CacheSource>) {
-    fn text(v: Option<&[u8]>) -> Option<&str> {
-        v.and_then(|v| std::str::from_utf8(v).ok())
-    }
+/// What a response says of the caches it passed: the class of the one nearest the client,
+/// the header that says so, and every layer's when its headers list two or more.
+pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers);
+
+/// The cache state from the headers that can tell it, in order of trust, and the layers.
+pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
+    let (class, source) = nearest(h);
+    (class, source, layers(h, class))
+}
+
+fn text(v: Option<&[u8]>) -> Option<&str> {
+    v.and_then(|v| std::str::from_utf8(v).ok())
+}
+
+/// The class of the cache nearest the client.
+fn nearest(h: CacheHeaders<'_>) -> (CacheClass, Option<CacheSource>) {
     let standard = text(h.status).and_then(cache_status);
     let x_cache = text(h.x_cache).and_then(x_cache);
     let finer = standard.or(x_cache);
@@ -135,12 +146,12 @@ pub(crate) fn decide(h: CacheHeaders<'_>) -> (CacheClass, Option<CacheSource>) {
 /// `X-Cache`: layered caches append, so the last word is the layer nearest the client
 /// ("MISS, HIT" is a hit). nginx's `$upstream_cache_status` words are understood.
 fn x_cache(value: &str) -> Option<CacheClass> {
-    let last = value
-        .rsplit(',')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_uppercase();
+    x_cache_word(value.rsplit(',').next().unwrap_or(""))
+}
+
+/// One layer's `X-Cache` word.
+fn x_cache_word(word: &str) -> Option<CacheClass> {
+    let last = word.trim().to_ascii_uppercase();
     if last.contains("STALE") || last.contains("UPDATING") {
         Some(CacheClass::Stale)
     } else if last.contains("HIT") {
@@ -159,7 +170,11 @@ fn x_cache(value: &str) -> Option<CacheClass> {
 /// `ttl` is negative); `fwd=bypass|method|request` is a pass; any other `fwd` a miss. A
 /// member without either says nothing.
 fn cache_status(value: &str) -> Option<CacheClass> {
-    let last = last_member(value)?;
+    status_member(last_member(value)?)
+}
+
+/// One member of `Cache-Status`: one cache's word.
+fn status_member(last: &str) -> Option<CacheClass> {
     let mut hit = false;
     let mut stale = false;
     let mut forward = None;
@@ -187,6 +202,81 @@ fn cache_status(value: &str) -> Option<CacheClass> {
         "bypass" | "method" | "request" => CacheClass::Pass,
         _ => CacheClass::Miss,
     })
+}
+
+/// The caches a response passed, nearest the client first, as its headers list them
+/// (`Cache-Status`'s members, else `X-Cache`'s words) when they list two or more: up to
+/// [`Layers::MOST`], each one's class in 3 bits, the count in the lowest 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Layers(u16);
+
+impl Layers {
+    /// The most layers counted (the nearest the client first).
+    pub(crate) const MOST: usize = 4;
+
+    /// How many layers the headers listed (0 for one cache or none).
+    pub(crate) fn len(self) -> usize {
+        usize::from(self.0 & 0b111)
+    }
+
+    /// Layer `i`'s class (0: nearest the client).
+    pub(crate) fn get(self, i: usize) -> CacheClass {
+        CacheClass::ALL[usize::from((self.0 >> (3 + 3 * i)) & 0b111)]
+    }
+
+    fn push(&mut self, class: CacheClass) {
+        let n = self.len();
+        if n < Self::MOST {
+            self.0 = (self.0 & !0b111) | (class as u16) << (3 + 3 * n) | (n as u16 + 1);
+        }
+    }
+
+    /// The layers the request reached, from the client: each one after a miss or a pass of
+    /// the one before (what a hit answered, the layers behind it never saw, whatever the
+    /// stored headers say of them).
+    pub(crate) fn reached(self) -> impl Iterator<Item = (usize, CacheClass)> {
+        let mut go = true;
+        (0..self.len()).map_while(move |i| {
+            let class = self.get(i);
+            let this = go.then_some((i, class));
+            go = class.is_miss();
+            this
+        })
+    }
+}
+
+/// The layers `h` lists, the nearest's class `nearest` (the most trusted word on it).
+fn layers(h: CacheHeaders<'_>, nearest: CacheClass) -> Layers {
+    let mut words: [&str; 8] = [""; 8];
+    let mut out = Layers::default();
+    fn keep<'a>(words: &mut [&'a str; 8], listed: impl Iterator<Item = &'a str>) -> usize {
+        let mut n = 0;
+        for word in listed.map(str::trim).filter(|w| !w.is_empty()).take(8) {
+            words[n] = word;
+            n += 1;
+        }
+        n
+    }
+    let (found, status) = match text(h.status).filter(|v| v.contains(',')) {
+        Some(v) => (keep(&mut words, split_outside_quotes(v, b',')), true),
+        None => match text(h.x_cache).filter(|v| v.contains(',')) {
+            Some(v) => (keep(&mut words, v.split(',')), false),
+            None => (0, false),
+        },
+    };
+    if found < 2 {
+        return out;
+    }
+    out.push(nearest);
+    for word in words[..found - 1].iter().rev() {
+        let class = if status {
+            status_member(word)
+        } else {
+            x_cache_word(word)
+        };
+        out.push(class.unwrap_or(CacheClass::Unknown));
+    }
+    out
 }
 
 /// The last non-empty `,`-separated member of a structured-field list (commas inside quoted
@@ -293,7 +383,8 @@ mod tests {
             ),
         ];
         for (pairs, expected) in cases {
-            assert_eq!(classify(&headers(pairs)), expected, "{pairs:?}");
+            let got = classify(&headers(pairs));
+            assert_eq!((got.0, got.1), expected, "{pairs:?}");
             // The same from a raw response head, names in any case, as the HTTP/1.1
             // client parses it.
             let mut head = String::from("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n");
@@ -304,19 +395,61 @@ mod tests {
             let parsed = crate::h1::parse_head(head.as_bytes(), false)
                 .unwrap()
                 .unwrap();
-            assert_eq!(parsed.cache, expected, "{pairs:?}");
+            assert_eq!((parsed.cache.0, parsed.cache.1), expected, "{pairs:?}");
+            assert_eq!(parsed.cache.2, got.2, "{pairs:?}");
         }
+    }
+
+    /// Each layer a response lists, from the client; the layers a request reached stop at
+    /// the first that answered it, whatever the stored headers say of the ones behind.
+    #[test]
+    fn layers_are_read_from_the_client_inward() {
+        use CacheClass::*;
+        let reached = |pairs: &[(&'static str, &'static str)]| {
+            classify(&headers(pairs)).2.reached().collect::<Vec<_>>()
+        };
+        assert_eq!(
+            reached(&[("cache-status", "shield; fwd=miss, edge; fwd=miss")]),
+            [(0, Miss), (1, Miss)]
+        );
+        assert_eq!(
+            reached(&[("cache-status", "shield; hit, edge; fwd=miss")]),
+            [(0, Miss), (1, Hit)]
+        );
+        // An edge hit on an object the shield once fetched: the shield never saw this one.
+        assert_eq!(
+            reached(&[("cache-status", "shield; fwd=miss, edge; hit")]),
+            [(0, Hit)]
+        );
+        assert_eq!(
+            reached(&[("cache-status", "shield; hit; ttl=-3, edge; fwd=stale")]),
+            [(0, Miss), (1, Stale)]
+        );
+        assert_eq!(reached(&[("x-cache", "HIT, MISS")]), [(0, Miss), (1, Hit)]);
+        assert_eq!(
+            reached(&[("x-cache", "MISS, MISS, PASS")]),
+            [(0, Pass), (1, Miss), (2, Miss)]
+        );
+        // The nearest layer's word is the most trusted one (here X-Varnish's two ids).
+        assert_eq!(
+            reached(&[("x-varnish", "5 3"), ("x-cache", "MISS, MISS")]),
+            [(0, Hit)]
+        );
+        // One cache, or none: no layers.
+        assert!(reached(&[("cache-status", "edge; hit")]).is_empty());
+        assert!(reached(&[("x-cache", "HIT")]).is_empty());
+        assert!(reached(&[("cache-status", "a; detail=\"x, y\"")]).is_empty());
     }
 
     #[test]
     fn age_zero_alone_is_no_evidence() {
         assert_eq!(
             classify(&headers(&[("age", "0")])),
-            (CacheClass::Unknown, None)
+            (CacheClass::Unknown, None, Layers::default())
         );
         assert_eq!(
             classify(&headers(&[("x-cache", "weird")])),
-            (CacheClass::Unknown, None)
+            (CacheClass::Unknown, None, Layers::default())
         );
     }
 }

@@ -391,6 +391,19 @@ fn signals(stats: &IntervalStats) -> crate::ClientSignals {
     }
 }
 
+/// The layers' counts as the run file keeps them: up to the last layer any request reached.
+pub(crate) fn layers(counts: &[[u64; 3]]) -> Vec<vload_schema::LayerCounts> {
+    let used = counts.iter().rposition(|c| c[0] > 0).map_or(0, |i| i + 1);
+    counts[..used]
+        .iter()
+        .map(|c| vload_schema::LayerCounts {
+            reached: c[0],
+            hits: c[1],
+            misses: c[2],
+        })
+        .collect()
+}
+
 fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> Interval {
     let primary = if open {
         &stats.response
@@ -416,6 +429,7 @@ fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> I
         hits: stats.cache[0],
         misses: stats.cache[1],
         stale: stats.stale,
+        layers: layers(&stats.layers),
         purged_hits: stats.watched[0],
         purged_misses: stats.watched[1],
         latency: record_of(primary),

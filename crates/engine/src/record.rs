@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_histogram};
 
-use crate::cache::{CacheClass, CacheSource};
+use crate::cache::CacheClass;
 
 /// Every error kind, in a fixed order for array indexing.
 pub(crate) const ERROR_KINDS: [ErrorKind; 15] = [
@@ -194,6 +194,8 @@ pub(crate) struct IntervalStats {
     pub(crate) cache: [u64; 3],
     /// Of the hits, those served stale (past their freshness).
     pub(crate) stale: u64,
+    /// Tiered caches: each layer's requests reached, hits and misses.
+    pub(crate) layers: [[u64; 3]; crate::cache::Layers::MOST],
     /// Hits and misses of the watched objects ([`crate::AttackPlan::watched_objects`]).
     pub(crate) watched: [u64; 2],
     pub(crate) cache_sources: [u64; 4],
@@ -331,6 +333,7 @@ impl IntervalStats {
             capped: 0,
             cache: [0; 3],
             stale: 0,
+            layers: [[0; 3]; crate::cache::Layers::MOST],
             watched: [0; 2],
             cache_sources: [0; 4],
             response: d.fresh(),
@@ -388,6 +391,11 @@ impl IntervalStats {
             *a += b;
         }
         self.stale += other.stale;
+        for (a, b) in self.layers.iter_mut().zip(other.layers) {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
         for (a, b) in self.cache_sources.iter_mut().zip(other.cache_sources) {
             *a += b;
         }
@@ -467,8 +475,14 @@ impl IntervalStats {
     }
 
     #[inline]
-    pub(crate) fn count_cache(&mut self, class: CacheClass, source: Option<CacheSource>) {
+    pub(crate) fn count_cache(&mut self, (class, source, layers): crate::cache::Verdict) {
         self.cache[class.coarse()] += 1;
+        for (i, layer) in layers.reached() {
+            let counts = &mut self.layers[i];
+            counts[0] += 1;
+            counts[1] += u64::from(layer.is_hit());
+            counts[2] += u64::from(layer.is_miss());
+        }
         self.stale += u64::from(class == CacheClass::Stale);
         if let Some(source) = source {
             self.cache_sources[source as usize] += 1;

@@ -5,14 +5,12 @@ use std::time::Instant;
 
 use vload_timer::nanos_between;
 
-use crate::cache::{CacheClass, CacheSource};
-
 /// What the engine keeps of a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Response {
     pub(crate) status: u16,
     pub(crate) body_bytes: u64,
-    pub(crate) cache: (CacheClass, Option<CacheSource>),
+    pub(crate) cache: crate::cache::Verdict,
     /// The server closes the connection after this response.
     pub(crate) close: bool,
     /// The origin's own time, from `Server-Timing` ([`crate::timing`]), in nanoseconds.

@@ -73,6 +73,7 @@ fn run(commit: &str, index: u32, median_ns: f64) -> RunFile {
             x_varnish: n,
             ..Default::default()
         },
+        layers: Vec::new(),
     };
     run.window = Window {
         warmup_s: 0.0,

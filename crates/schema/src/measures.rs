@@ -176,7 +176,7 @@ pub struct LatencyRecord {
 }
 
 /// How responses were classified as cache hits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheCounts {
     /// Responses classified as cache hits.
     pub hit: u64,
@@ -186,6 +186,24 @@ pub struct CacheCounts {
     pub unknown: u64,
     /// How many classifications rested on each kind of evidence.
     pub by_source: CacheSources,
+    /// Tiered caches: each layer's counts, the nearest the client first, when the responses
+    /// list two or more (`Cache-Status`'s members, `X-Cache`'s words). A layer counts the
+    /// requests that reached it: every one for the first, and for each next one those the
+    /// layer before forwarded (a miss or a pass).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerCounts>,
+}
+
+/// One cache layer's counts (`cache.layers`, `intervals[].layers`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerCounts {
+    /// Requests that reached this layer.
+    pub reached: u64,
+    /// Of those, the ones it answered itself (hits, stale included).
+    pub hits: u64,
+    /// Of those, the ones it forwarded (misses, passes): the next layer's `reached`, or the
+    /// origin's requests for the last.
+    pub misses: u64,
 }
 
 /// Counts of classifications by evidence.

@@ -384,6 +384,9 @@ pub struct Interval {
     pub hits: u64,
     /// Responses classified as not hits.
     pub misses: u64,
+    /// Tiered caches: each layer's counts in this interval, as in `cache.layers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<crate::LayerCounts>,
     /// Of `hits`, those served stale: past their freshness, by the cache's word
     /// (`Cache-Status` with a negative `ttl`, nginx's `STALE` and `UPDATING`).
     #[serde(default, skip_serializing_if = "crate::is_zero")]

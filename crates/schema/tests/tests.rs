@@ -142,6 +142,7 @@ mod golden {
                     age: 0,
                     cache_status: 0,
                 },
+                layers: Vec::new(),
             },
             client_health: ClientHealth {
                 cpu_s: 0.012,
@@ -180,6 +181,7 @@ mod golden {
                 hits: 3,
                 misses: 1,
                 stale: 0,
+                layers: Vec::new(),
                 purged_hits: 0,
                 purged_misses: 0,
                 latency: record(&response),

@@ -54,6 +54,22 @@ pub(super) fn finish(
 
 /// Adds counts without overflowing: every count a run file holds is bounded when it is read
 /// (see `RunFile::validate`), so a saturated sum takes thousands of extreme files.
+/// Adds one run's cache layers to the sums, layer by layer (a run that saw fewer layers adds
+/// nothing to the others).
+pub(super) fn add_layers(
+    into: &mut Vec<vload_schema::LayerCounts>,
+    from: &[vload_schema::LayerCounts],
+) {
+    if into.len() < from.len() {
+        into.resize(from.len(), vload_schema::LayerCounts::default());
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        add(&mut a.reached, b.reached);
+        add(&mut a.hits, b.hits);
+        add(&mut a.misses, b.misses);
+    }
+}
+
 pub(super) fn add(into: &mut u64, n: u64) {
     *into = into.saturating_add(n);
 }

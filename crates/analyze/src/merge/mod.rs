@@ -12,7 +12,7 @@ mod check;
 mod error;
 mod stages;
 
-use add::{Accumulator, OPTIONAL, add, add_record, finish};
+use add::{Accumulator, OPTIONAL, add, add_layers, add_record, finish};
 pub use error::MergeError;
 
 pub(crate) use check::epoch_ms;
@@ -191,6 +191,7 @@ impl Sums {
         add(&mut into.by_source.x_cache, c.by_source.x_cache);
         add(&mut into.by_source.age, c.by_source.age);
         add(&mut into.by_source.cache_status, c.by_source.cache_status);
+        add_layers(&mut into.layers, &c.layers);
         for (acc, field) in self.records.iter_mut().zip(OPTIONAL) {
             if let Some(r) = field(&run.latency) {
                 add_record(acc, r, name)?;
@@ -380,6 +381,7 @@ fn add_interval(
             add(&mut into.hits, interval.hits);
             add(&mut into.misses, interval.misses);
             add(&mut into.stale, interval.stale);
+            add_layers(&mut into.layers, &interval.layers);
             add(&mut into.purged_hits, interval.purged_hits);
             add(&mut into.purged_misses, interval.purged_misses);
             into.server_cpu_s = None;

@@ -77,6 +77,7 @@ pub(crate) fn synthetic(
             x_varnish: n,
             ..Default::default()
         },
+        layers: Vec::new(),
     };
     run.window = Window {
         warmup_s: 0.0,

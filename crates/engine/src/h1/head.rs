@@ -2,8 +2,6 @@
 
 use std::cell::RefCell;
 
-use crate::cache::{CacheClass, CacheSource};
-
 /// A response head larger than this is refused.
 pub(super) const MAX_HEAD: usize = 64 * 1024;
 /// Headers parsed per response; more is a protocol error.
@@ -25,7 +23,7 @@ pub(crate) struct Head {
     pub(crate) status: u16,
     pub(super) framing: Framing,
     pub(super) close: bool,
-    pub(crate) cache: (CacheClass, Option<CacheSource>),
+    pub(crate) cache: crate::cache::Verdict,
     /// The origin's own time (`Server-Timing`), in microseconds (what origins send; a
     /// head is kept in every connection's decoder, so it stays small).
     pub(crate) origin_us: Option<u32>,
@@ -296,7 +294,11 @@ mod tests {
     #[test]
     fn cache_headers_are_classified_in_place() {
         let h = head("HTTP/1.1 200 OK\r\nX-Varnish: 5 3\r\nContent-Length: 0\r\n\r\n");
-        assert_eq!(h.cache, (CacheClass::Hit, Some(CacheSource::XVarnish)));
+        use crate::cache::{CacheClass, CacheSource};
+        assert_eq!(
+            (h.cache.0, h.cache.1),
+            (CacheClass::Hit, Some(CacheSource::XVarnish))
+        );
     }
 
     /// The memo never changes an answer: heads that share the memo's bytes, that differ from

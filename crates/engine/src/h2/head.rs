@@ -1,7 +1,7 @@
 //! The fields of a response head vload keeps (`:status`, the cache headers, the origin's
 //! `Server-Timing`), decoded by HTTP/2's and HTTP/3's clients alike.
 
-use crate::cache::{CacheClass, CacheHeaders, CacheSource};
+use crate::cache::CacheHeaders;
 
 #[derive(Default)]
 pub(crate) struct HeadFields {
@@ -63,7 +63,7 @@ impl HeadFields {
     }
 
     /// What the head said of the cache.
-    pub(crate) fn cache(&self) -> (CacheClass, Option<CacheSource>) {
+    pub(crate) fn cache(&self) -> crate::cache::Verdict {
         crate::cache::decide(CacheHeaders {
             varnish: self.varnish.get(),
             status: self.cache_status.get(),

@@ -9,7 +9,7 @@ use vload_schema::ErrorKind;
 
 use super::frames::*;
 use super::hpack::{HeaderDecoder, HeaderEncoder};
-use crate::cache::{CacheClass, CacheSource};
+
 use crate::failure::Failure;
 use crate::response::Response;
 use crate::workload::Request;
@@ -72,7 +72,7 @@ pub(super) struct Stream {
     /// The final response head arrived (1xx heads do not count).
     pub(super) head: bool,
     pub(super) status: u16,
-    pub(super) cache: (CacheClass, Option<CacheSource>),
+    pub(super) cache: crate::cache::Verdict,
     /// The origin's own time (`Server-Timing`).
     pub(super) origin: Option<u64>,
     /// When the response's first bytes were read, if the read left it incomplete.

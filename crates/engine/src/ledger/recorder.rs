@@ -11,7 +11,7 @@ use vload_timer::nanos_between;
 
 use super::books::Books;
 use crate::breakdown::{Breakdowns, End, Tally};
-use crate::cache::{CacheClass, CacheSource};
+use crate::cache::CacheClass;
 use crate::failure::Failure;
 use crate::job::Job;
 use crate::model::Batch;
@@ -24,7 +24,7 @@ use crate::response::{Phases, Response};
 pub(crate) enum Outcome {
     Response {
         status: u16,
-        cache: (CacheClass, Option<CacheSource>),
+        cache: crate::cache::Verdict,
         service: u64,
         /// Open loop: from the intended send.
         response: Option<u64>,
@@ -512,7 +512,7 @@ impl Recorder {
                     stats.miss.record(primary);
                 }
                 stats.count_status(status);
-                stats.count_cache(cache.0, cache.1);
+                stats.count_cache(cache);
                 if job.watched {
                     stats.watched[0] += u64::from(cache.0.is_hit());
                     stats.watched[1] += u64::from(cache.0.is_miss());

@@ -105,6 +105,7 @@ impl RunFile {
             for n in counts.into_iter().chain(interval.errors.values().copied()) {
                 bounded(&field, n, MAX_INTERVAL_COUNT)?;
             }
+            layers_hold(&format!("{field}.layers"), &interval.layers)?;
             if interval.stale > interval.hits {
                 return Err(invalid(
                     format!("{field}.stale"),
@@ -291,6 +292,7 @@ impl RunFile {
     fn validate_totals(&self) -> Result<(), SchemaError> {
         let t = &self.totals;
         let c = &self.cache;
+        layers_hold("cache.layers", &c.layers)?;
         for (field, n) in [
             ("totals.intended", t.intended),
             ("totals.sent", t.sent),
@@ -478,6 +480,26 @@ impl RunFile {
         }
         Ok(())
     }
+}
+
+/// Tiered caches' counts add up: a layer answers or forwards at most what reached it, and
+/// only what the layer before forwarded reaches the next.
+fn layers_hold(field: &str, layers: &[crate::LayerCounts]) -> Result<(), SchemaError> {
+    for (i, l) in layers.iter().enumerate() {
+        if l.hits.checked_add(l.misses).is_none_or(|n| n > l.reached) {
+            return Err(invalid(
+                format!("{field}[{i}]"),
+                "more hits and misses than requests that reached the layer",
+            ));
+        }
+        if i > 0 && l.reached > layers[i - 1].misses {
+            return Err(invalid(
+                format!("{field}[{i}].reached"),
+                "more requests reached the layer than the one before forwarded",
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod outage;
 mod phases;
 pub(crate) mod stack;
 mod stampede;
+mod tiers;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

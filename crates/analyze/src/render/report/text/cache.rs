@@ -199,6 +199,37 @@ fn render_classified(out: &mut String, s: &Summary) {
     if let Some(miss) = &s.miss {
         row(out, "  misses", "[p50, p99, mean]", &short(miss));
     }
+    render_layers(out, &c.layers);
+}
+
+/// Tiered caches: each layer's share of the requests, its hit ratio and what it forwarded,
+/// the nearest the client first; the last layer's forwards are what reached the origin.
+fn render_layers(out: &mut String, layers: &[vload_schema::LayerCounts]) {
+    let Some(first) = layers.first().filter(|l| l.reached > 0) else {
+        return;
+    };
+    let all = first.reached as f64;
+    for (i, l) in layers.iter().enumerate() {
+        let hit = if l.reached > 0 {
+            percent(l.hits as f64 / l.reached as f64)
+        } else {
+            "n/a".to_owned()
+        };
+        let last = i + 1 == layers.len();
+        let onward = if last { "to the origin" } else { "to the next" };
+        row(
+            out,
+            if i == 0 { "  layers" } else { "" },
+            &format!("[{}: reached, hit, forwarded]", i + 1),
+            &format!(
+                "{} ({} of requests), {hit}, {} {onward} ({} of requests)",
+                count(l.reached),
+                percent(l.reached as f64 / all),
+                count(l.misses),
+                percent(l.misses as f64 / all)
+            ),
+        );
+    }
 }
 
 /// The catalogue in words: objects, bytes, laws, and what else shapes it.
