@@ -70,5 +70,9 @@ fn each_tier_forwards_exactly_what_the_next_one_receives() {
         }
     }
     assert_eq!(sum, [edge.misses, shield.misses]);
+    let report = super::stack::vload(&["report", out.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("layer 2 of the cache path"), "{report}");
+    assert!(!report.contains("disagrees"), "{report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
