@@ -53,11 +53,18 @@ pub enum Metric {
     StampedeOriginShare,
     /// A stampede's waiters (the answers the cache served itself): median.
     StampedeWaitP50,
+    /// The answers the cache served stale (past their freshness) over those classified, where
+    /// the cache can say stale (`Cache-Status`, `X-Cache`): fewer is fresher (during an
+    /// origin outage, read it beside the error rate).
+    StaleShare,
+    /// Tiered caches: the requests the last layer forwarded to the origin over those the
+    /// nearest reached (lower is better: what the whole path spares the origin).
+    TierOriginShare,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 18] = [
+    pub const ALL: [Metric; 20] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -76,6 +83,8 @@ impl Metric {
         Metric::Evictions,
         Metric::StampedeOriginShare,
         Metric::StampedeWaitP50,
+        Metric::StaleShare,
+        Metric::TierOriginShare,
     ];
 
     /// Name in tables.
@@ -100,6 +109,8 @@ impl Metric {
             Metric::ProxyAddedP50 => "proxy added p50",
             Metric::StampedeOriginShare => "stampede origin/req",
             Metric::StampedeWaitP50 => "stampede wait p50",
+            Metric::StaleShare => "stale share",
+            Metric::TierOriginShare => "tier origin/req",
         }
     }
 
@@ -127,7 +138,13 @@ impl Metric {
     pub fn is_optional(self) -> bool {
         self.is_server_side()
             || self.is_phase()
-            || matches!(self, Metric::StampedeOriginShare | Metric::StampedeWaitP50)
+            || matches!(
+                self,
+                Metric::StampedeOriginShare
+                    | Metric::StampedeWaitP50
+                    | Metric::StaleShare
+                    | Metric::TierOriginShare
+            )
     }
 
     /// The quantile a latency metric reads, `None` for the others.
@@ -156,6 +173,8 @@ impl Metric {
                 | Metric::OriginShare
                 | Metric::Evictions
                 | Metric::StampedeOriginShare
+                | Metric::StaleShare
+                | Metric::TierOriginShare
         )
     }
 
@@ -187,7 +206,7 @@ impl Metric {
             Metric::P50 | Metric::P90 => 3.0,
             Metric::FirstByteP50 | Metric::TransferP50 | Metric::ProxyAddedP50 => 3.0,
             Metric::StampedeWaitP50 => 5.0,
-            Metric::StampedeOriginShare => 0.5,
+            Metric::StampedeOriginShare | Metric::StaleShare | Metric::TierOriginShare => 0.5,
             Metric::P99 | Metric::FirstByteP99 => 5.0,
             Metric::P999 => 10.0,
             Metric::ErrorRate => 0.1,
@@ -247,6 +266,8 @@ impl Metric {
             }
             Metric::ProxyAddedP50 => phase_quantile(run.latency.proxy_added.as_ref(), 0.5)?,
             Metric::StampedeOriginShare => run.stampede.as_ref().and_then(stampede_origin_share),
+            Metric::StaleShare => stale_share(run),
+            Metric::TierOriginShare => tier_origin_share(&run.cache.layers),
             Metric::StampedeWaitP50 => {
                 let waiters = run.stampede.as_ref().and_then(|s| s.waiters.as_ref());
                 phase_quantile(waiters, 0.5)?
@@ -277,9 +298,36 @@ impl Metric {
             | Metric::ServerHitRatio
             | Metric::OriginShare
             | Metric::Evictions
-            | Metric::StampedeOriginShare => units::percent(value),
+            | Metric::StampedeOriginShare
+            | Metric::StaleShare
+            | Metric::TierOriginShare => units::percent(value),
             _ => units::duration_ns(value),
         }
+    }
+}
+
+/// The window's stale answers over its classified ones, where the cache's headers can say
+/// stale (`Cache-Status`, `X-Cache`, or some answer said so); `None` where they cannot
+/// (`X-Varnish` and `Age` alone).
+fn stale_share(run: &RunFile) -> Option<f64> {
+    let c = &run.cache;
+    let classified = c.hit + c.miss;
+    let stale: u64 = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.stale)
+        .sum();
+    let can_say =
+        stale > 0 || c.by_source.cache_status + c.by_source.x_cache > 0 || !c.layers.is_empty();
+    (can_say && classified > 0).then(|| stale as f64 / classified as f64)
+}
+
+/// The last layer's forwards over the nearest's requests; `None` with fewer than two layers.
+pub(crate) fn tier_origin_share(layers: &[vload_schema::LayerCounts]) -> Option<f64> {
+    match layers {
+        [first, .., last] if first.reached > 0 => Some(last.misses as f64 / first.reached as f64),
+        _ => None,
     }
 }
 

@@ -151,6 +151,20 @@ fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
         }
         // The server's counters and the phases are kept for the whole window, not each second.
         Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => None,
+        Metric::StaleShare => {
+            let classified = sum(|i| i.hits + i.misses);
+            (classified > 0.0).then(|| sum(|i| i.stale) / classified)
+        }
+        Metric::TierOriginShare => {
+            let (mut first, mut last) = (0u64, 0u64);
+            for i in batch {
+                if let [f, .., l] = &i.layers[..] {
+                    first += f.reached;
+                    last += l.misses;
+                }
+            }
+            (first > 0).then(|| last as f64 / first as f64)
+        }
         // A stampede's events are not the window's seconds.
         Metric::StampedeOriginShare | Metric::StampedeWaitP50 => None,
         m if m.is_phase() => None,

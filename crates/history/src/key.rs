@@ -40,6 +40,8 @@ pub fn metric_key(metric: Metric) -> &'static str {
         Metric::ProxyAddedP50 => "proxy_added_p50",
         Metric::StampedeOriginShare => "stampede_origin_per_request",
         Metric::StampedeWaitP50 => "stampede_wait_p50",
+        Metric::StaleShare => "stale_ratio",
+        Metric::TierOriginShare => "tier_origin_per_request",
     }
 }
 

@@ -212,14 +212,7 @@ pub fn compare_metric(
         b,
     };
     let (Some(ma), Some(mb)) = (row.a.median, row.b.median) else {
-        row.note = Some(match metric {
-            Metric::HitRatio => "n/a: no cache headers to classify".into(),
-            Metric::ServerCpu => "n/a: a run did not watch the server (--watch-pid)".into(),
-            Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
-                "n/a: a run kept no server counters (--server-stats), or its server counts none such (nginx's stub_status: no hits, no origin requests)".into()
-            }
-            _ => "n/a: too few samples in some run".into(),
-        });
+        row.note = Some(missing(metric));
         return row;
     };
     let xa: Vec<f64> = row.a.values.iter().flatten().copied().collect();
@@ -386,6 +379,27 @@ impl Row {
                 Verdict::AFaster | Verdict::ABetter | Verdict::SmallButReal
             ),
         }
+    }
+}
+
+/// Why a metric has no value on a side, in the note under the table.
+fn missing(metric: Metric) -> String {
+    match metric {
+        Metric::HitRatio => "n/a: no cache headers to classify".into(),
+        Metric::ServerCpu => "n/a: a run did not watch the server (--watch-pid)".into(),
+        Metric::ServerHitRatio | Metric::OriginShare | Metric::Evictions => {
+            "n/a: a run kept no server counters (--server-stats), or its server counts none such (nginx's stub_status: no hits, no origin requests)".into()
+        }
+        Metric::StaleShare => {
+            "n/a: a run's cache headers cannot say stale (X-Varnish and Age alone: vcl/grace.vcl adds Cache-Status)".into()
+        }
+        Metric::TierOriginShare => {
+            "n/a: a run's answers list one cache, not a path of them (Cache-Status members, X-Cache words)".into()
+        }
+        Metric::StampedeOriginShare | Metric::StampedeWaitP50 => {
+            "n/a: a run had no stampede, or no answer the cache served itself".into()
+        }
+        _ => "n/a: too few samples in some run".into(),
     }
 }
 

@@ -255,3 +255,65 @@ fn compare_rows_read_a_stampede() {
             .all(|r| r.metric != vload_analyze::Metric::StampedeWaitP50)
     );
 }
+
+/// #59: compare reads the stale share (where the cache can say stale) and what a path of
+/// caches forwards to the origin, each with its significance over several runs a side.
+#[test]
+fn compare_rows_read_stale_answers_and_tiers() {
+    use vload_schema::{LayerCounts, RunFile};
+    let tiered = |stale_per_s: u64, to_origin_per_s: u64, seed: u64| {
+        let mut run = synthetic("x", 5, 1_000, 200_000.0, seed);
+        let layer = |reached, hits| LayerCounts {
+            reached,
+            hits,
+            misses: reached - hits,
+        };
+        for i in run.intervals.iter_mut() {
+            let jitter = (seed + i.start_s as u64) % 3;
+            i.stale = stale_per_s + jitter;
+            let edge_misses = 400 + jitter;
+            i.layers = vec![
+                layer(i.hits + i.misses, i.hits + i.misses - edge_misses),
+                layer(edge_misses, edge_misses - to_origin_per_s - jitter),
+            ];
+            i.stale = i.stale.min(i.hits);
+        }
+        let sum = |f: &dyn Fn(&vload_schema::Interval) -> LayerCounts| {
+            run.intervals.iter().fold(LayerCounts::default(), |a, i| {
+                let l = f(i);
+                LayerCounts {
+                    reached: a.reached + l.reached,
+                    hits: a.hits + l.hits,
+                    misses: a.misses + l.misses,
+                }
+            })
+        };
+        run.cache.layers = vec![sum(&|i| i.layers[0]), sum(&|i| i.layers[1])];
+        run
+    };
+    let shielded: Vec<RunFile> = (1..=3).map(|s| tiered(300, 100, s)).collect();
+    let bare: Vec<RunFile> = (4..=6).map(|s| tiered(10, 350, s)).collect();
+    let c = vload_analyze::compare(("shielded", &shielded), ("bare", &bare)).unwrap();
+    let row = |m: vload_analyze::Metric| c.rows.iter().find(|r| r.metric == m).unwrap();
+    let origin = row(vload_analyze::Metric::TierOriginShare);
+    assert_eq!(
+        origin.verdict,
+        vload_analyze::compare::Verdict::ABetter,
+        "{origin:?}"
+    );
+    let stale = row(vload_analyze::Metric::StaleShare);
+    assert_eq!(
+        stale.verdict,
+        vload_analyze::compare::Verdict::BBetter,
+        "{stale:?}"
+    );
+    // Runs whose headers cannot say stale, nor list a path, have neither row.
+    let plain: Vec<RunFile> = (7..=9)
+        .map(|s| synthetic("y", 5, 1_000, 200_000.0, s))
+        .collect();
+    let c = vload_analyze::compare(("a", &plain), ("b", &plain)).unwrap();
+    assert!(c.rows.iter().all(|r| !matches!(
+        r.metric,
+        vload_analyze::Metric::StaleShare | vload_analyze::Metric::TierOriginShare
+    )));
+}

@@ -26,6 +26,11 @@ pub(super) struct Tally {
     pub(super) bytes_out: u64,
     pub(super) connections: u64,
     pub(super) in_flight: u64,
+    /// Responses the cache served (hits, stale among them), forwarded, and served stale.
+    pub(super) cache: [u64; 3],
+    /// Tiered caches: each layer's requests reached, hits and forwards (nearest the client
+    /// first).
+    pub(super) layers: Vec<[u64; 3]>,
     /// Counts by bucket (not cumulative), the last one above the highest bound.
     pub(super) buckets: Vec<u64>,
     pub(super) latency_sum_s: f64,
@@ -136,6 +141,46 @@ fn counters(w: &mut Exposition<'_>, t: &Tally) {
         "vload_connections_opened_total",
         "Connections opened.",
         &[(&[], t.connections)],
+    );
+    cache(w, t);
+}
+
+/// The cache's word on the responses, and each layer's of a path of caches.
+fn cache(w: &mut Exposition<'_>, t: &Tally) {
+    let states = [
+        [("state", "hit")],
+        [("state", "miss")],
+        [("state", "stale")],
+    ];
+    let samples: Vec<(&[(&str, &str)], u64)> = states
+        .iter()
+        .zip(t.cache)
+        .map(|(l, n)| (&l[..], n))
+        .collect();
+    w.counter(
+        "vload_cache_responses_total",
+        "Responses by the cache's word: hit (stale included), miss (miss or pass), stale (served past its freshness).",
+        &samples,
+    );
+    if t.layers.is_empty() {
+        return;
+    }
+    let names: Vec<String> = (1..=t.layers.len()).map(|i| i.to_string()).collect();
+    let labels: Vec<[(&str, &str); 2]> = names
+        .iter()
+        .flat_map(|n| {
+            ["reached", "hit", "forwarded"].map(|o| [("layer", n.as_str()), ("outcome", o)])
+        })
+        .collect();
+    let samples: Vec<(&[(&str, &str)], u64)> = labels
+        .iter()
+        .zip(t.layers.iter().flatten())
+        .map(|(l, n)| (&l[..], *n))
+        .collect();
+    w.counter(
+        "vload_cache_layer_requests_total",
+        "Tiered caches: requests that reached each layer (1 nearest the client), that it answered, that it forwarded.",
+        &samples,
     );
 }
 

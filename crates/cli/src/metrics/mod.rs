@@ -163,6 +163,21 @@ impl Observer for Metrics {
         t.bytes_in += interval.bytes_in;
         t.bytes_out += interval.bytes_out;
         t.connections += interval.connections_opened;
+        for (total, n) in t
+            .cache
+            .iter_mut()
+            .zip([interval.hits, interval.misses, interval.stale])
+        {
+            *total += n;
+        }
+        if t.layers.len() < interval.layers.len() {
+            t.layers.resize(interval.layers.len(), [0; 3]);
+        }
+        for (total, l) in t.layers.iter_mut().zip(&interval.layers) {
+            total[0] += l.reached;
+            total[1] += l.hits;
+            total[2] += l.misses;
+        }
         let moments = &interval.latency.moments;
         t.latency_sum_s += moments.sum_ns as f64 / 1e9;
         t.latency_count += moments.n;

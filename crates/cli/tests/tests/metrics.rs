@@ -42,7 +42,11 @@ fn the_metrics_endpoint_serves_the_run_live_and_ends_equal_to_the_run_file() {
         .args(["--metrics-listen", "127.0.0.1:0", "--metrics-linger", "4s"])
         .args(["--shard", "0/1", "--quiet", "--no-progress", "-o"])
         .arg(&out)
-        .arg(origin.url())
+        // Every answer stale at the nearest of two caches (#59: the cache's counters).
+        .arg(format!(
+            "{}?header=Cache-Status:shield;fwd=miss,edge;hit;ttl=-1",
+            origin.url()
+        ))
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -101,6 +105,30 @@ fn the_metrics_endpoint_serves_the_run_live_and_ends_equal_to_the_run_file() {
         Some(ok as f64)
     );
     assert_eq!(sample(&body, &format!("vload_warmup{shard}")), Some(0.0));
+    // #59: the cache's word, and the layers of the path.
+    let stale: u64 = run
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| i.stale)
+        .sum();
+    assert!(stale > 0 && stale == run.cache.hit, "{:?}", run.cache);
+    assert_eq!(
+        sample(
+            &body,
+            "vload_cache_responses_total{shard=\"0/1\",state=\"stale\"}"
+        ),
+        Some(stale as f64),
+        "{body}"
+    );
+    assert_eq!(
+        sample(
+            &body,
+            "vload_cache_layer_requests_total{shard=\"0/1\",layer=\"1\",outcome=\"reached\"}"
+        ),
+        Some(run.cache.layers[0].reached as f64),
+        "{body}"
+    );
     // #45: the client's health, live and at the end: the run file's late sends and verdict.
     assert_eq!(
         sample(&body, &format!("vload_late_sends_total{shard}")),
