@@ -386,3 +386,31 @@ fn a_stepped_plans_knee_goes_by_the_rate_asked_and_marks_a_stage_that_fell_behin
         .collect();
     assert_eq!(behind, ["steps: asked 2,000/s, achieved 800/s: overload"]);
 }
+
+/// #59: an origin plan's phases are shaded and named over time, and stale answers get a
+/// chart of their own when there are some.
+#[test]
+fn an_outage_is_shaded_and_stale_answers_are_charted() {
+    let mut run = synthetic("grace", 10, 1_000, 200_000.0, 1);
+    let base = vload_analyze::sweep::step_record(&run, 0, 0.0, &[]);
+    let stage = |start_s: f64, state: &str| vload_schema::StageRecord {
+        start_s,
+        duration_s: 2.0,
+        origin_state: Some(state.to_owned()),
+        ..base.clone()
+    };
+    run.stages = vec![stage(0.0, "up"), stage(4.0, "refuse"), stage(6.0, "up")];
+    let page = vload_analyze::render::plot::html(&[("grace".to_owned(), run.clone())]).unwrap();
+    assert!(page.contains("origin refuse"), "the outage is named");
+    assert!(!page.contains("origin up"), "only what is not up is shaded");
+    assert!(!page.contains("Stale answers"), "no stale answer, no chart");
+    for i in run.intervals.iter_mut() {
+        i.hits = i.hits.max(10);
+        i.stale = i.hits / 2;
+    }
+    let page = vload_analyze::render::plot::html(&[("grace".to_owned(), run)]).unwrap();
+    assert!(
+        page.contains("Stale answers over time"),
+        "a chart of stale answers"
+    );
+}

@@ -80,7 +80,10 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         "each run's own latency, which differ: see the table".to_owned()
     };
     let mut over_time = Extras {
-        bands: warmup_bands(&series),
+        bands: warmup_bands(&series)
+            .into_iter()
+            .chain(phase_bands(&series))
+            .collect(),
         ..Extras::default()
     };
     if groups.iter().any(|g| g.members.len() > 1) {
@@ -214,6 +217,12 @@ impl Page<'_> {
         );
         chart(
             &mut out,
+            "Stale answers over time (served past their freshness, % of classified, each second)",
+            "stale, %",
+            &|s| &s.stale,
+        );
+        chart(
+            &mut out,
             "Hit ratio over time by the server's own count (hits over hits and misses, --server-stats)",
             "hit ratio, %",
             &|s| &s.server_hit_ratio,
@@ -285,6 +294,27 @@ fn warmup_bands(series: &[RunSeries]) -> Vec<Band> {
             label: "warm-up".to_owned(),
             fill: "#f1f1f1",
             show_label: i == 0,
+        })
+        .collect()
+}
+
+/// The spans an origin plan put the origin down or slow, each drawn once, labelled with the
+/// state.
+fn phase_bands(series: &[RunSeries]) -> Vec<Band> {
+    let mut spans: Vec<(f64, f64, String)> = series
+        .iter()
+        .flat_map(|s| s.origin_phases.clone())
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    spans.dedup_by(|a, b| (a.0 - b.0).abs() < 0.05 && (a.1 - b.1).abs() < 0.05 && a.2 == b.2);
+    spans
+        .into_iter()
+        .map(|(from, to, label)| Band {
+            from,
+            to,
+            label,
+            fill: "#fbe3e3",
+            show_label: true,
         })
         .collect()
 }

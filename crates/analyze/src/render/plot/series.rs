@@ -34,6 +34,12 @@ pub(super) struct RunSeries {
     pub(super) intended: Vec<(f64, f64)>,
     /// The spans of its warm-up intervals, joined where they touch.
     pub(super) warmups: Vec<(f64, f64)>,
+    /// The stages an origin plan put the origin in a state other than up (`--outage`,
+    /// `--slowdown`): their spans and the state.
+    pub(super) origin_phases: Vec<(f64, f64, String)>,
+    /// Per interval with classified responses, when some answer was stale: the stale share,
+    /// in percent.
+    pub(super) stale: Vec<(f64, f64)>,
     /// Which latency the run's figures are.
     pub(super) kind: LatencyKind,
     /// Per measured interval (or warm-up one): its span and its latency histogram.
@@ -70,6 +76,8 @@ impl RunSeries {
             grid_curve,
             intended: Vec::new(),
             warmups: Vec::new(),
+            origin_phases: origin_phases(run),
+            stale: Vec::new(),
             kind: run.latency.primary,
             histograms: Vec::new(),
             hit_ratio: Vec::new(),
@@ -82,6 +90,7 @@ impl RunSeries {
             sweep: run.sweep.clone(),
         };
         let open = run.plan.mode == vload_schema::Mode::Open && run.sweep.is_none();
+        let any_stale = run.intervals.iter().any(|i| i.stale > 0);
         // A last interval of a few milliseconds would plot as a spike of noise.
         for interval in run.intervals.iter().filter(|i| i.duration_s >= 0.5) {
             let t = interval.start_s + interval.duration_s / 2.0;
@@ -113,6 +122,10 @@ impl RunSeries {
             if classified > 0 {
                 let ratio = interval.hits as f64 / classified as f64;
                 series.hit_ratio.push((t, 100.0 * ratio));
+                if any_stale {
+                    let stale = interval.stale as f64 / classified as f64;
+                    series.stale.push((t, 100.0 * stale));
+                }
             }
             series.push_server(interval, t, seconds);
             let failed: u64 = interval.errors.values().sum();
@@ -146,6 +159,21 @@ impl RunSeries {
 
 /// The primary latency by percentile on HdrHistogram's `1/(1-q)` axis, never above the max:
 /// every step of the histogram, and the points of [`GRID_QUANTILES`] with samples enough.
+/// The stages an origin plan put the origin in a state other than up.
+fn origin_phases(run: &RunFile) -> Vec<(f64, f64, String)> {
+    run.stages
+        .iter()
+        .filter_map(|s| {
+            let state = s.origin_state.as_deref().filter(|s| *s != "up")?;
+            Some((
+                s.start_s,
+                s.start_s + s.duration_s,
+                format!("origin {state}"),
+            ))
+        })
+        .collect()
+}
+
 fn percentile_curves(run: &RunFile) -> Result<(Line, Line), SchemaError> {
     let record = run.latency.primary();
     let h = record.histogram.decode()?;
