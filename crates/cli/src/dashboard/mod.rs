@@ -280,6 +280,7 @@ fn point(i: &Interval) -> Value {
         "p90_ns": quantile(0.9),
         "p99_ns": quantile(0.99),
         "hit_ratio": (classified > 0).then(|| i.hits as f64 / classified as f64),
+        "stale": (classified > 0).then(|| i.stale as f64 / classified as f64),
         "server_hit_ratio": i.server.as_ref().and_then(vload_schema::CommonCounters::hit_ratio),
         "server_cores": i.server_cpu_s.map(|cpu| cpu / seconds),
     })
@@ -341,5 +342,30 @@ mod tests {
         assert!(get("/etc/passwd", &live).starts_with("HTTP/1.1 404"));
         let post = String::from_utf8(answer("POST / HTTP/1.1\r\n\r\n", &live)).unwrap();
         assert!(post.starts_with("HTTP/1.1 404"), "{post}");
+    }
+
+    /// #59: each second's stale share, for the hit chart's stale line.
+    #[test]
+    fn a_second_says_its_stale_share() {
+        let mut i: Interval = serde_json::from_value(json!({
+            "start_s": 3.0, "duration_s": 1.0, "warmup": false, "intended": 10, "sent": 10,
+            "completed": 10, "errors": {}, "status_classes": {"1xx": 0, "2xx": 10, "3xx": 0, "4xx": 0, "5xx": 0},
+            "bytes_in": 0, "bytes_out": 0, "connections_opened": 0, "in_flight": 0,
+            "hits": 8, "misses": 2, "stale": 6,
+            "latency": serde_json::to_value(vload_schema::LatencyRecord {
+                histogram: vload_schema::EncodedHistogram::encode(&vload_schema::new_histogram(
+                    &vload_schema::HistogramSettings::default(),
+                ))
+                .unwrap(),
+                moments: vload_schema::Moments::new(),
+            })
+            .unwrap(),
+        }))
+        .unwrap();
+        assert_eq!(point(&i)["stale"], json!(0.6));
+        i.hits = 0;
+        i.misses = 0;
+        i.stale = 0;
+        assert_eq!(point(&i)["stale"], Value::Null);
     }
 }
