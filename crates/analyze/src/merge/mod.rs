@@ -11,6 +11,7 @@ mod breakdowns;
 mod check;
 mod error;
 mod stages;
+mod stampede;
 
 use add::{Accumulator, OPTIONAL, add, add_layers, add_record, finish};
 pub use error::MergeError;
@@ -57,9 +58,7 @@ pub fn merge(runs: &[(String, RunFile)]) -> Result<RunFile, MergeError> {
     out.breakdowns = breakdowns::merge_breakdowns(runs)?;
     // A sweep's answer belongs to its own steps.
     out.sweep = None;
-    // Each run's stampedes read the one origin's count, so their fetches cannot be added:
-    // left out of a merge rather than kept for the first run only (#59 merges them).
-    out.stampede = None;
+    out.stampede = stampede::merge_stampedes(runs, &starts, overlapping)?;
     // An origin plan's steps are offsets from one attack's start: they hold for one run.
     if runs.len() > 1 {
         out.origin_plan = None;

@@ -154,3 +154,68 @@ fn shards_started_apart_say_so_and_span_their_union() {
     assert_eq!(m.intervals.len(), 5);
     assert!((m.window.measured_s - 5.0).abs() < 1e-9, "{:?}", m.window);
 }
+
+/// #59: stampedes merge. Shards' events fired together add up into one event of the whole,
+/// their origin counts left unknown (each shard read the one origin around the same event);
+/// consecutive runs' events follow one another, each keeping its own origin count.
+#[test]
+fn stampedes_merge_as_shards_and_as_consecutive_runs() {
+    let stamped = |seed: u64, started: &str| {
+        let mut run = synthetic("x", 3, 1_000, 1e5, seed);
+        run.started_at = started.into();
+        let event = |at_s: f64| vload_schema::StampedeEvent {
+            at_s,
+            sent: 100,
+            spread_ns: 1_000 * seed,
+            leaders: 1,
+            waiters: 98,
+            unclassified: 0,
+            server_errors: 0,
+            errors: 1,
+            unfinished: 0,
+            origin_fetches: Some(1),
+        };
+        run.stampede = Some(vload_schema::StampedeRecord {
+            requests: 100,
+            every_s: 1.0,
+            on: "expiry".into(),
+            target: "/stampede?cache=max-age=1".into(),
+            events: vec![event(1.0), event(2.0)],
+            leaders: None,
+            waiters: None,
+        });
+        run
+    };
+    let shards = vec![
+        ("a.json".to_owned(), stamped(1, "2026-11-27T10:00:00.000Z")),
+        ("b.json".to_owned(), stamped(2, "2026-11-27T10:00:00.000Z")),
+    ];
+    let s = merge(&shards).unwrap().stampede.expect("merged stampede");
+    assert_eq!(s.requests, 200);
+    assert_eq!(s.events.len(), 2);
+    for e in &s.events {
+        assert!(e.balances(), "{e:?}");
+        assert_eq!((e.sent, e.leaders, e.waiters, e.errors), (200, 2, 196, 2));
+        assert_eq!(e.origin_fetches, None, "{e:?}");
+        assert_eq!(e.spread_ns, 2_000);
+    }
+    let consecutive = vec![
+        ("a.json".to_owned(), stamped(1, "2026-11-27T10:00:00.000Z")),
+        ("b.json".to_owned(), stamped(2, "2026-11-27T10:00:10.000Z")),
+    ];
+    let s = merge(&consecutive)
+        .unwrap()
+        .stampede
+        .expect("merged stampede");
+    assert_eq!(s.requests, 100);
+    let at: Vec<f64> = s.events.iter().map(|e| e.at_s).collect();
+    assert_eq!(at, [1.0, 2.0, 11.0, 12.0]);
+    assert!(
+        s.events
+            .iter()
+            .all(|e| e.origin_fetches == Some(1) && e.balances())
+    );
+    // A merged file reads back: its stampede's ledger is checked when read.
+    let text = serde_json::to_string(&merge(&shards).unwrap()).unwrap();
+    vload_schema::RunFile::from_json(&text).unwrap();
+}
