@@ -221,6 +221,17 @@ impl Page<'_> {
             "stale, %",
             &|s| &s.stale,
         );
+        if self.series.iter().any(|s| !s.stampede.is_empty()) {
+            let mut marks = self.lines(&|s| &s.stampede, "", "none");
+            marks.iter_mut().for_each(|m| m.dots = true);
+            out.push_str(&chart_with(
+                "Stampedes: origin fetches each event cost (one mark an event: the origin's count, else the answers the cache forwarded)",
+                &self.time,
+                &per_second("origin fetches"),
+                &marks,
+                &self.over_time,
+            ));
+        }
         chart(
             &mut out,
             "Hit ratio over time by the server's own count (hits over hits and misses, --server-stats)",

@@ -40,6 +40,9 @@ pub(super) struct RunSeries {
     /// Per interval with classified responses, when some answer was stale: the stale share,
     /// in percent.
     pub(super) stale: Vec<(f64, f64)>,
+    /// A stampede's events (`--stampede`): when each fired, and the origin fetches it cost
+    /// (the origin's count, else the answers the cache forwarded).
+    pub(super) stampede: Vec<(f64, f64)>,
     /// Which latency the run's figures are.
     pub(super) kind: LatencyKind,
     /// Per measured interval (or warm-up one): its span and its latency histogram.
@@ -78,6 +81,12 @@ impl RunSeries {
             warmups: Vec::new(),
             origin_phases: origin_phases(run),
             stale: Vec::new(),
+            stampede: run.stampede.as_ref().map_or_else(Vec::new, |s| {
+                s.events
+                    .iter()
+                    .map(|e| (e.at_s, e.origin_fetches.unwrap_or(e.leaders) as f64))
+                    .collect()
+            }),
             kind: run.latency.primary,
             histograms: Vec::new(),
             hit_ratio: Vec::new(),
