@@ -186,6 +186,7 @@ impl Session {
                 metrics,
                 purger.as_mut(),
                 dashboard,
+                stampeder.as_ref(),
             ),
             &self.interrupt,
         );
@@ -313,6 +314,7 @@ struct Observers<'a>(
     Option<&'a mut crate::metrics::Metrics>,
     Option<&'a mut crate::purge::Purger>,
     Option<&'a mut crate::dashboard::Dashboard>,
+    Option<&'a crate::stampede::Stampeder>,
 );
 
 impl Observer for Observers<'_> {
@@ -333,12 +335,15 @@ impl Observer for Observers<'_> {
     fn on_interval(&mut self, p: &Progress) {
         self.1.on_interval(p);
         self.0.on_interval(p);
+        let stampede = self.6.map(crate::stampede::Stampeder::live);
         if let Some(metrics) = &mut self.3 {
             metrics.on_interval(p);
+            metrics.on_stampede(stampede);
         }
         if let Some(dashboard) = &mut self.5 {
             dashboard.on_interval(p);
             dashboard.on_server(p.elapsed.as_secs_f64(), self.1.latest());
+            dashboard.on_stampede(stampede);
         }
     }
 

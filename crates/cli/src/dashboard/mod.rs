@@ -44,6 +44,8 @@ struct Live {
     done: Option<Value>,
     /// The final plot, once the run is over.
     plot: Option<String>,
+    /// A stampede's events so far ([`crate::stampede::Stampeder::live`]).
+    stampede: Option<[u64; 7]>,
 }
 
 /// The ledger of the measured window so far.
@@ -94,6 +96,13 @@ impl Dashboard {
         if let Ok(mut live) = self.live.lock() {
             live.done = Some(final_figures(run));
             live.plot = plot;
+        }
+    }
+
+    /// A stampede's events so far.
+    pub(crate) fn on_stampede(&mut self, live: Option<[u64; 7]>) {
+        if let (Some(_), Ok(mut shown)) = (live, self.live.lock()) {
+            shown.stampede = live;
         }
     }
 
@@ -202,6 +211,9 @@ fn answer(head: &str, live: &Mutex<Live>) -> Vec<u8> {
                 "first_byte_p50_ns": live.phases.0,
                 "transfer_p50_ns": live.phases.1,
                 "done": live.done,
+                "stampede": live.stampede.map(|s| json!({
+                    "events": s[0], "sent": s[1], "leaders": s[2], "waiters": s[3],
+                })),
             });
             crate::http::response("200 OK", "application/json", body.to_string().as_bytes())
         }

@@ -31,6 +31,9 @@ pub(super) struct Tally {
     /// Tiered caches: each layer's requests reached, hits and forwards (nearest the client
     /// first).
     pub(super) layers: Vec<[u64; 3]>,
+    /// A stampede's events so far: events, sent, leaders, waiters, no cache word, failed,
+    /// unfinished.
+    pub(super) stampede: Option<[u64; 7]>,
     /// Counts by bucket (not cumulative), the last one above the highest bound.
     pub(super) buckets: Vec<u64>,
     pub(super) latency_sum_s: f64,
@@ -162,6 +165,30 @@ fn cache(w: &mut Exposition<'_>, t: &Tally) {
         "Responses by the cache's word: hit (stale included), miss (miss or pass), stale (served past its freshness).",
         &samples,
     );
+    if let Some(s) = t.stampede {
+        w.counter(
+            "vload_stampede_events_total",
+            "Stampede events fired (--stampede).",
+            &[(&[], s[0])],
+        );
+        let fates = [
+            [("fate", "leader")],
+            [("fate", "waiter")],
+            [("fate", "unclassified")],
+            [("fate", "failed")],
+            [("fate", "unfinished")],
+        ];
+        let samples: Vec<(&[(&str, &str)], u64)> = fates
+            .iter()
+            .zip(&s[2..])
+            .map(|(l, n)| (&l[..], *n))
+            .collect();
+        w.counter(
+            "vload_stampede_requests_total",
+            "Stampede requests by fate: the cache forwarded it (leader), served it itself (waiter), said nothing, failed, unfinished.",
+            &samples,
+        );
+    }
     if t.layers.is_empty() {
         return;
     }

@@ -121,6 +121,15 @@ impl Metrics {
     }
 }
 
+impl Metrics {
+    /// A stampede's events so far ([`crate::stampede::Stampeder::live`]).
+    pub(crate) fn on_stampede(&mut self, live: Option<[u64; 7]>) {
+        if let (Some(live), Ok(mut t)) = (live, self.tally.lock()) {
+            t.stampede = Some(live);
+        }
+    }
+}
+
 impl Observer for Metrics {
     fn on_interval(&mut self, p: &Progress) {
         if let Ok(mut t) = self.tally.lock() {
@@ -325,5 +334,28 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("# EOF"));
+    }
+
+    /// #59: a stampede's events and its requests by fate, and a path's layers, once there.
+    #[test]
+    fn a_stampede_and_a_path_of_caches_are_counted_when_there_are_some() {
+        let mut t = Tally {
+            buckets: vec![0; bounds().len() + 1],
+            ..Tally::default()
+        };
+        let text = render(&t, false);
+        assert!(!text.contains("vload_stampede") && !text.contains("vload_cache_layer"));
+        t.stampede = Some([3, 600, 3, 590, 0, 7, 0]);
+        t.layers = vec![[100, 60, 40], [40, 10, 30]];
+        let text = render(&t, false);
+        for line in [
+            "vload_stampede_events_total 3",
+            "vload_stampede_requests_total{fate=\"leader\"} 3",
+            "vload_stampede_requests_total{fate=\"waiter\"} 590",
+            "vload_stampede_requests_total{fate=\"failed\"} 7",
+            "vload_cache_layer_requests_total{layer=\"2\",outcome=\"forwarded\"} 30",
+        ] {
+            assert!(text.contains(line), "{line}: {text}");
+        }
     }
 }

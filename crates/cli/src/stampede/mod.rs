@@ -117,6 +117,27 @@ impl Stampeder {
         }))
     }
 
+    /// The events so far, for `/metrics` and the live page: events, then requests sent,
+    /// leaders, waiters, answers with no cache word, failed and unfinished.
+    pub(crate) fn live(&self) -> [u64; 7] {
+        let guard = lock(&self.shared.record);
+        let mut out = [0; 7];
+        for e in guard.iter().flat_map(|r| &r.events) {
+            out[0] += 1;
+            for (total, n) in out[1..].iter_mut().zip([
+                e.sent,
+                e.leaders,
+                e.waiters,
+                e.unclassified,
+                e.errors,
+                e.unfinished,
+            ]) {
+                *total += n;
+            }
+        }
+        out
+    }
+
     /// Stops the events (the one under way ends by its bound) and returns the record.
     #[allow(
         clippy::print_stderr,
