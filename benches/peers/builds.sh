@@ -5,6 +5,8 @@
 # and spread), and each build over the epoll floor client of the same round.
 #   bash benches/peers/builds.sh A_BINARY B_BINARY [CONNECTIONS] [SECONDS] [ROUNDS]
 #   defaults: "10 50 1000", 4 s, 5 rounds. Needs wrk's peers' setup: nginx, gcc, liburing-dev.
+#   VLOAD_ARGS adds attack flags to both builds' runs, e.g. VLOAD_ARGS='--catalogue 100000
+#   --object-size 1' for a catalogue workload (nginx answers every path).
 # A build of another commit: git worktree add /tmp/a COMMIT && cargo build --release
 # --manifest-path /tmp/a/Cargo.toml -p vload (the binary is /tmp/a/target/release/vload).
 set -euo pipefail

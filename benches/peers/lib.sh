@@ -87,8 +87,10 @@ vload_round() {
     rm -f "$tmp/run.json"
     local load=(-c "$2")
     [[ $2 == r* ]] && load=(-r "${2#r}" --max-connections 1000)
+    # VLOAD_ARGS: more attack flags (split on spaces), e.g. a workload: --catalogue 100000.
+    # shellcheck disable=SC2086
     /usr/bin/time -f "%U %S %M" -o "$tmp/vload-time" "$1" attack -t 1 "${load[@]}" -d "${3}s" \
-        --no-progress -o "$tmp/run.json" "$4" > /dev/null 2>&1 || true
+        --no-progress ${VLOAD_ARGS:-} -o "$tmp/run.json" "$4" > /dev/null 2>&1 || true
     [[ -s $tmp/run.json ]] || { echo "$(basename "$0"): vload at ${load[*]} wrote no run file" >&2; return 1; }
     python3 -c "
 import json, sys; r = json.load(open(sys.argv[1])); w = r['window']
