@@ -270,6 +270,7 @@ impl Conn {
                 "cache-status" => cache.status = Some(h.value),
                 "x-cache" => cache.x_cache = Some(h.value),
                 "age" => cache.age = Some(h.value),
+                "warning" if crate::cache::says_stale(h.value) => cache.warning = Some(h.value),
                 _ => {}
             }
         }

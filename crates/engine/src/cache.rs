@@ -4,7 +4,8 @@
 //! `Cache-Status` of RFC 9211 (its last member, the cache nearest the client), then
 //! `X-Cache` (the last layer's `HIT`, `MISS`, `PASS`, or nginx's `$upstream_cache_status`
 //! words), then `Age > 0` (hit). A later source refines an earlier one's hit into stale or
-//! its miss into pass, never a hit into a miss. Without any of these a response is
+//! its miss into pass, never a hit into a miss; a hit with a stale `Warning` (110, 111, 112:
+//! Squid's) is stale. Without any of these a response is
 //! `Unknown`, never silently a miss. `Age: 0` is no evidence: an object cached less than a
 //! second ago is a hit with age 0.
 
@@ -14,6 +15,7 @@ use http::{HeaderMap, HeaderName, header::AGE};
 static X_VARNISH: HeaderName = HeaderName::from_static("x-varnish");
 static X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 static CACHE_STATUS: HeaderName = HeaderName::from_static("cache-status");
+static WARNING: HeaderName = HeaderName::from_static("warning");
 
 /// What a response says about the cache. `Hit` and `Stale` count as hits (served from the
 /// cache), `Miss` and `Pass` as misses (forwarded to the origin).
@@ -90,6 +92,8 @@ pub(crate) struct CacheHeaders<'a> {
     pub(crate) status: Option<&'a [u8]>,
     pub(crate) x_cache: Option<&'a [u8]>,
     pub(crate) age: Option<&'a [u8]>,
+    /// RFC 7234's `Warning` (a 110, 111 or 112 on a hit: served stale, as Squid says it).
+    pub(crate) warning: Option<&'a [u8]>,
 }
 
 /// Classifies one response.
@@ -99,6 +103,12 @@ pub(crate) fn classify(headers: &HeaderMap) -> Verdict {
         status: headers.get(&CACHE_STATUS).map(|v| v.as_bytes()),
         x_cache: headers.get(&X_CACHE).map(|v| v.as_bytes()),
         age: headers.get(AGE).map(|v| v.as_bytes()),
+        // Any of its Warning fields saying stale.
+        warning: headers
+            .get_all(&WARNING)
+            .iter()
+            .map(|v| v.as_bytes())
+            .find(|v| says_stale(v)),
     })
 }
 
@@ -109,7 +119,22 @@ pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers);
 /// The cache state from the headers that can tell it, in order of trust, and the layers.
 pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
     let (class, source) = nearest(h);
+    // A hit with a stale warning (Squid's `110 Response is stale`, `111 Revalidation failed`)
+    // was served stale.
+    let class = if class == CacheClass::Hit && h.warning.is_some_and(says_stale) {
+        CacheClass::Stale
+    } else {
+        class
+    };
     (class, source, layers(h, class))
+}
+
+/// `Warning`'s codes that mean the response was stale: 110 (Response is stale), 111
+/// (Revalidation failed), 112 (Disconnected operation).
+pub(crate) fn says_stale(value: &[u8]) -> bool {
+    value
+        .split(|b| *b == b',')
+        .any(|w| matches!(w.trim_ascii().get(..3), Some(b"110" | b"111" | b"112")))
 }
 
 fn text(v: Option<&[u8]>) -> Option<&str> {
@@ -398,6 +423,48 @@ mod tests {
             assert_eq!((parsed.cache.0, parsed.cache.1), expected, "{pairs:?}");
             assert_eq!(parsed.cache.2, got.2, "{pairs:?}");
         }
+    }
+
+    /// Squid says a stale answer with `Warning: 110` (and `111` when revalidation failed):
+    /// a hit so marked is stale; the same warning on a miss changes nothing.
+    #[test]
+    fn a_stale_warning_makes_a_hit_stale() {
+        use CacheClass::*;
+        let class = |pairs: &[(&'static str, &'static str)]| {
+            let h: HeaderMap = pairs
+                .iter()
+                .map(|(k, v)| (http::HeaderName::from_static(k), v.parse().unwrap()))
+                .collect();
+            classify(&h).0
+        };
+        let squid = [
+            ("x-cache", "HIT from vload-squid"),
+            ("warning", "110 squid/5.7 \"Response is stale\""),
+        ];
+        assert_eq!(class(&squid), Stale);
+        assert_eq!(
+            class(&[
+                ("x-cache", "HIT"),
+                ("warning", "111 - \"Revalidation failed\"")
+            ]),
+            Stale
+        );
+        assert_eq!(
+            class(&[("x-cache", "HIT"), ("warning", "199 - \"misc\"")]),
+            Hit
+        );
+        assert_eq!(
+            class(&[("x-cache", "MISS"), ("warning", "110 - \"stale\"")]),
+            Miss
+        );
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Cache: HIT from s\r\nWarning: 199 - \"x\"\r\nWarning: 110 s \"Response is stale\"\r\n\r\n";
+        let parsed = crate::h1::parse_head(head.as_bytes(), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            parsed.cache.0, Stale,
+            "one of several Warning fields says stale"
+        );
     }
 
     /// Each layer a response lists, from the client; the layers a request reached stop at

@@ -41,6 +41,7 @@ struct Fields<'a> {
     x_cache: Option<&'a [u8]>,
     cache_status: Option<&'a [u8]>,
     age: Option<&'a [u8]>,
+    warning: Option<&'a [u8]>,
     origin: Option<u64>,
 }
 
@@ -88,6 +89,10 @@ fn scan<'a>(headers: &[httparse::Header<'a>]) -> Result<Fields<'a>, String> {
             7 if name.eq_ignore_ascii_case(b"x-cache") => found.x_cache = Some(h.value),
             12 if name.eq_ignore_ascii_case(b"cache-status") => found.cache_status = Some(h.value),
             3 if name.eq_ignore_ascii_case(b"age") => found.age = Some(h.value),
+            // Several Warning fields: the one that says stale, if any does.
+            7 if name.eq_ignore_ascii_case(b"warning") && crate::cache::says_stale(h.value) => {
+                found.warning = Some(h.value);
+            }
             13 if found.origin.is_none() && name.eq_ignore_ascii_case(b"server-timing") => {
                 found.origin = crate::timing::origin_ns(h.value);
             }
@@ -182,6 +187,7 @@ fn parse_fresh(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
         status: h.cache_status,
         x_cache: h.x_cache,
         age: h.age,
+        warning: h.warning,
     });
     let framing = if head_request || (100..200).contains(&status) || status == 204 || status == 304
     {

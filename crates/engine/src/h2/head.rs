@@ -10,6 +10,7 @@ pub(crate) struct HeadFields {
     x_cache: Kept,
     cache_status: Kept,
     age: Kept,
+    warning: Kept,
     /// The origin's own time (`Server-Timing`).
     pub(crate) origin: Option<u64>,
 }
@@ -22,24 +23,32 @@ impl HeadFields {
         self.x_cache.seen = false;
         self.cache_status.seen = false;
         self.age.seen = false;
+        self.warning.seen = false;
         self.origin = None;
     }
 
     /// The (lowercase) names of the fields vload keeps.
-    pub(crate) const NAMES: [&'static [u8]; 6] = [
+    pub(crate) const NAMES: [&'static [u8]; 7] = [
         b":status",
         b"x-varnish",
         b"x-cache",
         b"cache-status",
         b"age",
         b"server-timing",
+        b"warning",
     ];
 
     /// Whether a field of this (lowercase) name is one vload keeps ([`HeadFields::NAMES`]).
     pub(crate) fn wanted(name: &[u8]) -> bool {
         matches!(
             name,
-            b":status" | b"x-varnish" | b"x-cache" | b"cache-status" | b"age" | b"server-timing"
+            b":status"
+                | b"x-varnish"
+                | b"x-cache"
+                | b"cache-status"
+                | b"age"
+                | b"server-timing"
+                | b"warning"
         )
     }
 
@@ -58,6 +67,11 @@ impl HeadFields {
             b"server-timing" => {
                 self.origin = self.origin.or_else(|| crate::timing::origin_ns(value));
             }
+            b"warning" => {
+                if crate::cache::says_stale(value) {
+                    self.warning.set(value);
+                }
+            }
             _ => self.age.set(value),
         }
     }
@@ -69,6 +83,7 @@ impl HeadFields {
             status: self.cache_status.get(),
             x_cache: self.x_cache.get(),
             age: self.age.get(),
+            warning: self.warning.get(),
         })
     }
 }

@@ -83,3 +83,22 @@ fn nginx_serves_stale_through_an_outage_only_when_told() {
     let failed = down.status_codes.get(&502).copied().unwrap_or(0);
     assert!(failed * 10 >= down.completed * 7, "{down:?}");
 }
+
+/// Squid serves its stale copies while the origin is down (its `max_stale`, a week by
+/// default), each a hit that says `Warning: 110 ... "Response is stale"`, which vload counts
+/// as stale.
+#[test]
+fn squid_serves_stale_through_an_outage_and_says_so() {
+    if !have("squid", "squid_serves_stale_through_an_outage_and_says_so") {
+        return;
+    }
+    let cache = Cache::start_with("squid", 64, origin(), &[]);
+    let (_, down) = outage(&cache, "squid");
+    assert_eq!(
+        down.status_codes.keys().collect::<Vec<_>>(),
+        [&200],
+        "{down:?}"
+    );
+    assert_eq!(down.error_count(), 0, "{down:?}");
+    assert!(down.stale * 10 >= down.completed * 7, "{down:?}");
+}
