@@ -58,6 +58,9 @@ struct Ledger {
     errors: u64,
     hits: u64,
     misses: u64,
+    /// A path of caches, layer by layer (the nearest the client first): requests that
+    /// reached it, its hits, its forwards.
+    layers: [[u64; 3]; 4],
 }
 
 /// The dashboard of one attack.
@@ -203,6 +206,7 @@ fn answer(head: &str, live: &Mutex<Live>) -> Vec<u8> {
                     "errors": live.ledger.errors,
                     "hits": live.ledger.hits,
                     "misses": live.ledger.misses,
+                    "layers": layers(&live.ledger.layers),
                 },
                 "elapsed_s": live.elapsed_s,
                 "planned_s": live.planned_s,
@@ -267,9 +271,29 @@ impl Observer for Dashboard {
             l.errors += errors;
             l.hits += interval.hits;
             l.misses += interval.misses;
+            for (total, layer) in l.layers.iter_mut().zip(&interval.layers) {
+                total[0] += layer.reached;
+                total[1] += layer.hits;
+                total[2] += layer.misses;
+            }
         }
         live.points.push(point(interval));
     }
+}
+
+/// A path of caches so far, each layer's requests reached, hits and forwards; `null` for one
+/// cache or none.
+fn layers(counts: &[[u64; 3]; 4]) -> Value {
+    let used = counts.iter().rposition(|c| c[0] > 0).map_or(0, |i| i + 1);
+    if used < 2 {
+        return Value::Null;
+    }
+    json!(
+        counts[..used]
+            .iter()
+            .map(|c| json!({"reached": c[0], "hits": c[1], "forwarded": c[2]}))
+            .collect::<Vec<_>>()
+    )
 }
 
 /// One second's point.
@@ -379,5 +403,21 @@ mod tests {
         i.misses = 0;
         i.stale = 0;
         assert_eq!(point(&i)["stale"], Value::Null);
+    }
+
+    /// #59: a path of caches so far, layer by layer; nothing for one cache.
+    #[test]
+    fn the_path_of_caches_is_shown_only_when_there_is_one() {
+        let mut counts = [[0; 3]; 4];
+        counts[0] = [100, 60, 40];
+        assert_eq!(layers(&counts), Value::Null);
+        counts[1] = [40, 10, 30];
+        assert_eq!(
+            layers(&counts),
+            json!([
+                {"reached": 100, "hits": 60, "forwarded": 40},
+                {"reached": 40, "hits": 10, "forwarded": 30},
+            ])
+        );
     }
 }
