@@ -132,6 +132,7 @@ pub fn html(runs: &[(String, RunFile)]) -> Result<String, SchemaError> {
         ));
     }
     out.push_str(&page.server_charts());
+    out.push_str(&page.cache_lab_charts());
     out.push_str(&page.percentile_chart());
     out.push_str(FOOT);
     Ok(out)
@@ -194,6 +195,57 @@ impl Page<'_> {
         out
     }
 
+    /// The cache lab's charts: a path of caches layer by layer, a stampede's events.
+    fn cache_lab_charts(&self) -> String {
+        let mut out = String::new();
+        if self.series.iter().any(|s| !s.path_origin.is_empty()) {
+            out.push_str(&chart_with(
+                "A path of caches: the share of requests sent on to the origin, each second (the last layer's forwards over the nearest's requests)",
+                &self.time,
+                &per_second("to the origin, %"),
+                &self.lines(&|s| &s.path_origin, "", "none"),
+                &self.over_time,
+            ));
+        }
+        let layers = self
+            .series
+            .iter()
+            .map(|s| s.layer_hits.len())
+            .max()
+            .unwrap_or(0);
+        if layers >= 2 {
+            let mut lines = Vec::new();
+            for k in 0..layers {
+                let suffix = format!(" layer {}", k + 1);
+                let dash = if k == 0 { "none" } else { "6 3" };
+                lines.extend(self.lines(
+                    &|s| s.layer_hits.get(k).map_or(&[][..], |l| &l[..]),
+                    &suffix,
+                    dash,
+                ));
+            }
+            out.push_str(&chart_with(
+                "A path of caches: each layer's hit ratio, each second (layer 1 nearest the client; dashed: the layers behind it)",
+                &self.time,
+                &per_second("hit ratio, %"),
+                &lines,
+                &self.over_time,
+            ));
+        }
+        if self.series.iter().any(|s| !s.stampede.is_empty()) {
+            let mut marks = self.lines(&|s| &s.stampede, "", "none");
+            marks.iter_mut().for_each(|m| m.dots = true);
+            out.push_str(&chart_with(
+                "Stampedes: origin fetches each event cost (one mark an event: the origin's count, else the answers the cache forwarded)",
+                &self.time,
+                &per_second("origin fetches"),
+                &marks,
+                &self.over_time,
+            ));
+        }
+        out
+    }
+
     /// The cache's hit ratio and the server's CPU over time, when some run has them.
     fn server_charts(&self) -> String {
         let mut out = String::new();
@@ -221,17 +273,6 @@ impl Page<'_> {
             "stale, %",
             &|s| &s.stale,
         );
-        if self.series.iter().any(|s| !s.stampede.is_empty()) {
-            let mut marks = self.lines(&|s| &s.stampede, "", "none");
-            marks.iter_mut().for_each(|m| m.dots = true);
-            out.push_str(&chart_with(
-                "Stampedes: origin fetches each event cost (one mark an event: the origin's count, else the answers the cache forwarded)",
-                &self.time,
-                &per_second("origin fetches"),
-                &marks,
-                &self.over_time,
-            ));
-        }
         chart(
             &mut out,
             "Hit ratio over time by the server's own count (hits over hits and misses, --server-stats)",

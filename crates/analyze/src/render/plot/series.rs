@@ -43,6 +43,10 @@ pub(super) struct RunSeries {
     /// A stampede's events (`--stampede`): when each fired, and the origin fetches it cost
     /// (the origin's count, else the answers the cache forwarded).
     pub(super) stampede: Vec<(f64, f64)>,
+    /// A path of caches, per interval: each layer's hit ratio, in percent (the nearest the
+    /// client first), and the share of the requests the path sent to the origin.
+    pub(super) layer_hits: Vec<Vec<(f64, f64)>>,
+    pub(super) path_origin: Vec<(f64, f64)>,
     /// Which latency the run's figures are.
     pub(super) kind: LatencyKind,
     /// Per measured interval (or warm-up one): its span and its latency histogram.
@@ -81,12 +85,9 @@ impl RunSeries {
             warmups: Vec::new(),
             origin_phases: origin_phases(run),
             stale: Vec::new(),
-            stampede: run.stampede.as_ref().map_or_else(Vec::new, |s| {
-                s.events
-                    .iter()
-                    .map(|e| (e.at_s, e.origin_fetches.unwrap_or(e.leaders) as f64))
-                    .collect()
-            }),
+            layer_hits: Vec::new(),
+            path_origin: Vec::new(),
+            stampede: stampede_marks(run),
             kind: run.latency.primary,
             histograms: Vec::new(),
             hit_ratio: Vec::new(),
@@ -136,6 +137,7 @@ impl RunSeries {
                     series.stale.push((t, 100.0 * stale));
                 }
             }
+            series.push_layers(interval, t);
             series.push_server(interval, t, seconds);
             let failed: u64 = interval.errors.values().sum();
             series.failed += failed;
@@ -143,6 +145,28 @@ impl RunSeries {
             series.histograms.push((interval.start_s, end, h));
         }
         Ok(series)
+    }
+
+    /// A path of caches in one interval: each layer's hit ratio, the share sent on to the
+    /// origin.
+    fn push_layers(&mut self, interval: &vload_schema::Interval, t: f64) {
+        let layers = &interval.layers;
+        if layers.len() < 2 {
+            return;
+        }
+        if self.layer_hits.len() < layers.len() {
+            self.layer_hits.resize(layers.len(), Vec::new());
+        }
+        for (line, l) in self.layer_hits.iter_mut().zip(layers) {
+            if l.reached > 0 {
+                line.push((t, 100.0 * l.hits as f64 / l.reached as f64));
+            }
+        }
+        let (first, last) = (layers[0], layers[layers.len() - 1]);
+        if first.reached > 0 {
+            self.path_origin
+                .push((t, 100.0 * last.misses as f64 / first.reached as f64));
+        }
     }
 
     /// The server's side of one interval: its own hit ratio and origin requests
@@ -168,6 +192,16 @@ impl RunSeries {
 
 /// The primary latency by percentile on HdrHistogram's `1/(1-q)` axis, never above the max:
 /// every step of the histogram, and the points of [`GRID_QUANTILES`] with samples enough.
+/// A stampede's events: when each fired, and the origin fetches it cost.
+fn stampede_marks(run: &RunFile) -> Vec<(f64, f64)> {
+    run.stampede.as_ref().map_or_else(Vec::new, |s| {
+        s.events
+            .iter()
+            .map(|e| (e.at_s, e.origin_fetches.unwrap_or(e.leaders) as f64))
+            .collect()
+    })
+}
+
 /// The stages an origin plan put the origin in a state other than up.
 fn origin_phases(run: &RunFile) -> Vec<(f64, f64, String)> {
     run.stages
