@@ -189,6 +189,12 @@ impl OriginHandle {
         format!("{scheme}://{}/", self.addr)
     }
 
+    /// Follows `steps` from now on, in place of any plan under way, as `POST /plan` does
+    /// (offsets from now; see [`OriginState`]).
+    pub fn follow(&self, steps: Vec<PlanStep>) {
+        plan::start(&self.shared.plan, steps);
+    }
+
     /// Counts since start, as `/stats` serves them.
     pub fn stats(&self) -> StatsSnapshot {
         self.shared.snapshot()

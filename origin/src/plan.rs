@@ -3,7 +3,9 @@
 //!
 //! `POST /plan?steps=10s:refuse,20s:up` starts a plan at once: up from then on, refusing
 //! connections 10 s later, up again at 20 s (offsets from the plan's receipt). A new plan
-//! replaces the one under way. Each phase's requests are counted (`/stats`' `plan`), with
+//! replaces the one under way; its first phase is up, or its first step's state when that is
+//! due at once (`0s:hang`: an origin that hangs is never up in between, so a request it
+//! holds stays held). Each phase's requests are counted (`/stats`' `plan`), with
 //! when the phase really began. The states:
 //!
 //! | state | what the origin does |
@@ -236,7 +238,12 @@ impl Plans {
 pub(crate) fn start(plans: &std::sync::Arc<Plans>, steps: Vec<PlanStep>) {
     let received = Instant::now();
     let generation = plans.generation.fetch_add(1, Relaxed) + 1;
-    plans.enter(0, 0, OriginState::Up);
+    // A step due at once is the first phase itself: no instant of up before it.
+    let (first, steps) = match steps.split_first() {
+        Some((step, rest)) if step.at.is_zero() => (step.state, rest.to_vec()),
+        _ => (OriginState::Up, steps),
+    };
+    plans.enter(0, 0, first);
     let plans = plans.clone();
     // A thread of its own: the steps keep time whatever the server's runtimes do.
     let _ = std::thread::Builder::new()

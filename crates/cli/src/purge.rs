@@ -223,7 +223,7 @@ fn burst(
 }
 
 /// The status code of one purge, or `None` when it got no response by `deadline`.
-fn purge(to: SocketAddr, request: &[u8], deadline: Deadline) -> Option<u16> {
+pub(crate) fn purge(to: SocketAddr, request: &[u8], deadline: Deadline) -> Option<u16> {
     let mut stream = side::connect(&to, deadline).ok()?;
     side::write_all(&mut stream, request, deadline).ok()?;
     // The status line is all a purge needs: read until it is complete (the answer's rest,

@@ -248,9 +248,10 @@ impl OriginPlan {
             .filter(|phases| !phases.is_empty());
         let asked = asked_steps(&steps);
         let late_us = stats.as_ref().map(|phases| {
+            let shift = usize::from(asked.first() != Some(&Duration::ZERO));
             phases
                 .iter()
-                .skip(1)
+                .skip(shift)
                 .zip(&asked)
                 .map(|(got, due)| got.at_us.saturating_sub(due.as_micros() as u64))
                 .max()
@@ -264,11 +265,13 @@ impl OriginPlan {
                 self.state_at(start.saturating_sub(warmup))
             };
             stage.origin_state = Some(state.to_string());
-            // The origin's phase that began at this stage's start (the warm-up is phase 0).
+            // The origin's phase that began at this stage's start: phase 0 is up from the
+            // plan's receipt, or the first step when it was due at once.
+            let shift = usize::from(asked.first() != Some(&Duration::ZERO));
             let phase = asked
                 .iter()
                 .position(|at| at.abs_diff(start) < Duration::from_millis(1))
-                .map(|i| i + 1)
+                .map(|i| i + shift)
                 .or((start.is_zero()).then_some(0));
             stage.origin_requests = phase
                 .zip(stats.as_ref())

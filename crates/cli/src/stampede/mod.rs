@@ -260,13 +260,11 @@ fn before_event(
     k: usize,
 ) -> (Option<u64>, Option<u64>) {
     let target = spec.target_of(k);
-    if spec.on == StampedeOn::Purge
-        && !exchange(
-            addr,
-            &request("PURGE", &target, host),
-            Deadline::after(SIDE_BOUND),
-        )
-    {
+    let purged = |request: &[u8]| {
+        crate::purge::purge(addr, request, Deadline::after(SIDE_BOUND))
+            .is_some_and(|code| (200..300).contains(&code))
+    };
+    if spec.on == StampedeOn::Purge && !purged(&request("PURGE", &target, host)) {
         shared.purges_refused.fetch_add(1, Ordering::Relaxed);
     }
     let count = |target: &str| spec.origin.as_ref().and_then(|o| origin_count(o, target));
@@ -403,21 +401,6 @@ fn origin_count(stats: &crate::server::fetch::HttpUrl, target: &str) -> Option<u
             .and_then(serde_json::Value::as_u64)
             .unwrap_or(0),
     )
-}
-
-/// One request on a connection of its own, its answer read to the end, by `deadline`:
-/// true when it was answered 2xx.
-fn exchange(addr: SocketAddr, request: &[u8], deadline: Deadline) -> bool {
-    let answer = crate::side::connect(&addr, deadline).and_then(|mut stream| {
-        crate::side::write_all(&mut stream, request, deadline)?;
-        crate::side::read_to_end(&mut stream, 1 << 20, deadline)
-    });
-    answer.is_ok_and(|bytes| {
-        bytes
-            .split(|b| *b == b' ')
-            .nth(1)
-            .is_some_and(|c| c.starts_with(b"2"))
-    })
 }
 
 #[cfg(test)]

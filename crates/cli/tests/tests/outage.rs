@@ -12,7 +12,7 @@ fn each_phase_of_the_origins_plan_is_a_stage_of_the_run() {
     let file = dir.path("run.json");
     let o = run(
         vload()
-            .args(["attack", "-r", "50", "-d", "5s", "--outage", "1s-2s:503"])
+            .args(["attack", "-r", "50", "-d", "5s", "--outage", "0s-1s:503"])
             .args(["--slowdown", "3s-4s:100ms", "--origin"])
             .arg(origin.url())
             .args(["--no-progress", "-o"])
@@ -28,29 +28,26 @@ fn each_phase_of_the_origins_plan_is_a_stage_of_the_run() {
         .collect();
     assert_eq!(
         states,
-        [
-            Some("up"),
-            Some("503"),
-            Some("up"),
-            Some("slow:100ms"),
-            Some("up")
-        ],
+        [Some("503"), Some("up"), Some("slow:100ms"), Some("up")],
         "{:?}",
         run.stages
     );
-    let down = &run.stages[1];
+    // An outage from the start: the origin's first phase is the outage itself (no instant
+    // of up before it). A request sent late (a busy machine) may cross an edge: the bounds
+    // leave it room, and a stage matched to the wrong phase would be 50 requests off.
+    let down = &run.stages[0];
     assert!(
-        down.status_codes.get(&503).is_some_and(|n| *n >= 45),
+        down.status_codes.get(&503).is_some_and(|n| *n >= 35),
         "{down:?}"
     );
-    let slow = &run.stages[3];
-    assert!(slow.response.moments.mean_ns >= 90e6, "{slow:?}");
+    let slow = &run.stages[2];
+    assert!(slow.response.moments.mean_ns >= 50e6, "{slow:?}");
     // With no cache, the origin received every request: its count of each phase is the
-    // stage's, to the request or two its clock puts on the other side of an edge.
+    // stage's, but for requests its clock puts on the other side of an edge.
     let mut counted = 0;
     for s in &run.stages {
         let theirs = s.origin_requests.expect("the origin's count");
-        assert!(theirs.abs_diff(s.completed) <= 2, "{s:?}");
+        assert!(theirs.abs_diff(s.completed) <= 2 + s.completed / 5, "{s:?}");
         counted += theirs;
     }
     assert_eq!(counted, run.totals.completed);

@@ -68,8 +68,9 @@ fn nginx_coalesces_a_new_object_by_polling_and_refetches_an_expired_one() {
         assert_eq!((e.leaders, e.waiters), (1, 49), "new, lock on: {e:?}");
     }
     let waiters = s.waiters.expect("the waiters' latencies");
+    // A lower bound only: a busy machine can make a waiter miss a poll, never beat one.
     assert!(
-        waiters.moments.min_ns >= 400_000_000 && waiters.moments.max_ns < 1_000_000_000,
+        waiters.moments.min_ns >= 400_000_000,
         "new, lock on: the waiters wait for the 500 ms poll: {:?}",
         waiters.moments
     );
