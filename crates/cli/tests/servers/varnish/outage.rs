@@ -2,7 +2,9 @@
 //! grace (`vcl/grace.vcl`, 60 s), a catalogue cached before the outage is served stale
 //! throughout it, every answer a 200; vload's stale count equals Varnish's own
 //! (`cache_hit_grace`). Without grace (`vcl/catalogue.vcl`), an expired object is a miss the
-//! dead origin cannot serve: vload's 503s equal Varnish's failed fetches.
+//! dead origin cannot serve: vload's 503s equal the 503s varnishncsa logged.
+
+use std::process::{Command, Stdio};
 
 use vload_schema::{RunFile, StageRecord};
 
@@ -108,9 +110,24 @@ fn without_grace_a_dead_origin_is_a_503_for_every_expired_object() {
     assert_eq!(down.stale, 0, "{down:?}");
     let failed = down.status_codes.get(&503).copied().unwrap_or(0);
     assert!(failed * 10 >= down.completed * 7, "{down:?}");
-    assert_eq!(
-        run.totals.status_codes.get(&503).copied().unwrap_or(0),
-        counter(&run, "fetch_failed"),
-        "vload's 503s are Varnish's failed fetches"
+    // Varnish's own log of the same requests: every 503 it sent is one of vload's. (Its
+    // failed fetches are fewer when requests coalesce on one fetch, as a busy machine makes
+    // them: 744 fetches for 747 answers once, beside stress-ng.)
+    let ours = run.totals.status_codes.get(&503).copied().unwrap_or(0);
+    let log = Command::new("varnishncsa")
+        .arg("-n")
+        .arg(stack.name())
+        .args(["-d", "-F", "%s"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("varnishncsa runs");
+    let theirs = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .filter(|l| l.trim() == "503")
+        .count() as u64;
+    assert_eq!(ours, theirs, "vload's 503s are the 503s varnishncsa logged");
+    assert!(
+        counter(&run, "fetch_failed") <= ours,
+        "a failed fetch is at least one 503"
     );
 }
