@@ -91,9 +91,15 @@ fn grace_serves_a_dead_origins_objects_stale_and_vload_counts_them_as_varnish_do
     );
     // The counters cover the attack, not the warm-up pass before it.
     assert_eq!(counter(&run, "client_req"), vload_span(&run).1);
-    // Refused connections never reach the origin: what it counted in the outage is at most
-    // a request or two on connections already open when it began.
-    assert!(down.origin_requests.is_some_and(|n| n <= 10), "{down:?}");
+    // Refused connections never reach the origin: what it counted in the outage are the
+    // requests (each reset) on connections open when it began or accepted before its serve
+    // loops closed their sockets, and a busy machine widens that gap: 17 of 800 once, with
+    // the full suite beside it. Up, the same 4 s would cost it about 400 refetches.
+    assert!(
+        down.origin_requests
+            .is_some_and(|n| n * 20 <= down.completed),
+        "{down:?}"
+    );
     let plan = run.origin_plan.as_ref().expect("the origin plan's record");
     assert!(plan.late_us.is_some(), "{plan:?}");
 }
