@@ -60,11 +60,14 @@ pub enum Metric {
     /// Tiered caches: the requests the last layer forwarded to the origin over those the
     /// nearest reached (lower is better: what the whole path spares the origin).
     TierOriginShare,
+    /// The mean `Age` of the answers served stale: how long past its fetch the cache kept
+    /// serving an object (lower is fresher; a grace setting bounds it).
+    StaleAgeMean,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 20] = [
+    pub const ALL: [Metric; 21] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -85,6 +88,7 @@ impl Metric {
         Metric::StampedeWaitP50,
         Metric::StaleShare,
         Metric::TierOriginShare,
+        Metric::StaleAgeMean,
     ];
 
     /// Name in tables.
@@ -111,6 +115,7 @@ impl Metric {
             Metric::StampedeWaitP50 => "stampede wait p50",
             Metric::StaleShare => "stale share",
             Metric::TierOriginShare => "tier origin/req",
+            Metric::StaleAgeMean => "stale age mean",
         }
     }
 
@@ -130,7 +135,10 @@ impl Metric {
     pub fn is_duration(self) -> bool {
         self.quantile().is_some()
             || self.is_phase()
-            || matches!(self, Metric::Mean | Metric::StampedeWaitP50)
+            || matches!(
+                self,
+                Metric::Mean | Metric::StampedeWaitP50 | Metric::StaleAgeMean
+            )
     }
 
     /// True for the rows shown only when some run has what they read: the server's own
@@ -144,6 +152,7 @@ impl Metric {
                     | Metric::StampedeWaitP50
                     | Metric::StaleShare
                     | Metric::TierOriginShare
+                    | Metric::StaleAgeMean
             )
     }
 
@@ -196,7 +205,11 @@ impl Metric {
 
     /// True for the metrics where a difference reads as faster or slower.
     pub fn is_speed(self) -> bool {
-        !self.is_proportion() && !matches!(self, Metric::ServerCpu | Metric::Capacity)
+        !self.is_proportion()
+            && !matches!(
+                self,
+                Metric::ServerCpu | Metric::Capacity | Metric::StaleAgeMean
+            )
     }
 
     /// Equivalence margin: percent for ratios, percentage points for proportions.
@@ -205,7 +218,7 @@ impl Metric {
             Metric::Throughput | Metric::Mean => 2.0,
             Metric::P50 | Metric::P90 => 3.0,
             Metric::FirstByteP50 | Metric::TransferP50 | Metric::ProxyAddedP50 => 3.0,
-            Metric::StampedeWaitP50 => 5.0,
+            Metric::StampedeWaitP50 | Metric::StaleAgeMean => 5.0,
             Metric::StampedeOriginShare | Metric::StaleShare | Metric::TierOriginShare => 0.5,
             Metric::P99 | Metric::FirstByteP99 => 5.0,
             Metric::P999 => 10.0,
@@ -268,6 +281,12 @@ impl Metric {
             Metric::StampedeOriginShare => run.stampede.as_ref().and_then(stampede_origin_share),
             Metric::StaleShare => stale_share(run),
             Metric::TierOriginShare => tier_origin_share(&run.cache.layers),
+            // In ns, as the other durations.
+            Metric::StaleAgeMean => run
+                .cache
+                .stale_ages
+                .and_then(|a| a.mean_s())
+                .map(|s| s * 1e9),
             Metric::StampedeWaitP50 => {
                 let waiters = run.stampede.as_ref().and_then(|s| s.waiters.as_ref());
                 phase_quantile(waiters, 0.5)?

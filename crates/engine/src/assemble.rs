@@ -84,18 +84,7 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
             ..totals(t, open, errors(&c), backlog)
         },
         latency: latency(t, open),
-        cache: CacheCounts {
-            hit: t.cache[0],
-            miss: t.cache[1],
-            unknown: t.cache[2],
-            by_source: CacheSources {
-                x_varnish: t.cache_sources[0],
-                x_cache: t.cache_sources[1],
-                age: t.cache_sources[2],
-                cache_status: t.cache_sources[3],
-            },
-            layers: crate::collect::layers(&t.layers),
-        },
+        cache: cache_counts(t),
         client_health: health(plan, &c, context, end),
         breakdowns: breakdowns(&c.summaries, &context.dimensions),
         stages: crate::staged::records(
@@ -122,6 +111,23 @@ pub(crate) fn assemble(plan: &AttackPlan, c: Collected, context: &RunContext) ->
         run.cache_model = Some(model);
     }
     run
+}
+
+/// The run's cache counts from its totals.
+fn cache_counts(t: &IntervalStats) -> CacheCounts {
+    CacheCounts {
+        hit: t.cache[0],
+        miss: t.cache[1],
+        unknown: t.cache[2],
+        by_source: CacheSources {
+            x_varnish: t.cache_sources[0],
+            x_cache: t.cache_sources[1],
+            age: t.cache_sources[2],
+            cache_status: t.cache_sources[3],
+        },
+        layers: crate::collect::layers(&t.layers),
+        stale_ages: t.stale_ages.counted(),
+    }
 }
 
 /// The bound from empty for the objects the workers drew, all of them together.

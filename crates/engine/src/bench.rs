@@ -35,6 +35,7 @@ impl Interval {
             crate::cache::CacheClass::Hit,
             Some(crate::cache::CacheSource::XVarnish),
             crate::cache::Layers::default(),
+            None,
         ));
     }
 

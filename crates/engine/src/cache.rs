@@ -114,8 +114,9 @@ pub(crate) fn classify(headers: &HeaderMap) -> Verdict {
 }
 
 /// What a response says of the caches it passed: the class of the one nearest the client,
-/// the header that says so, and every layer's when its headers list two or more.
-pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers);
+/// the header that says so, every layer's when its headers list two or more, and a stale
+/// answer's `Age` in seconds (how long past its fetch the cache served it).
+pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers, Option<u32>);
 
 /// The cache state from the headers that can tell it, in order of trust, and the layers.
 pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
@@ -127,7 +128,13 @@ pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
     } else {
         class
     };
-    (class, source, layers(h, class))
+    // The age of a stale answer, the figure a grace or stale-if-error setting bounds.
+    let age = if class == CacheClass::Stale {
+        text(h.age).and_then(|v| v.trim().parse::<u32>().ok())
+    } else {
+        None
+    };
+    (class, source, layers(h, class), age)
 }
 
 /// `Warning`'s codes that mean the response was stale: 110 (Response is stale), 111
@@ -468,6 +475,42 @@ mod tests {
         );
     }
 
+    /// A stale answer carries its `Age`, the figure a grace setting bounds; a fresh hit's
+    /// age and a malformed one are not kept.
+    #[test]
+    fn a_stale_answer_keeps_its_age() {
+        let verdict = |pairs: &[(&'static str, &'static str)]| {
+            let h: HeaderMap = pairs
+                .iter()
+                .map(|(k, v)| (http::HeaderName::from_static(k), v.parse().unwrap()))
+                .collect();
+            classify(&h)
+        };
+        let stale = [("cache-status", "varnish; hit; ttl=-3"), ("age", "5")];
+        assert_eq!(verdict(&stale).3, Some(5));
+        assert_eq!(
+            verdict(&[("cache-status", "varnish; hit; ttl=3"), ("age", "5")]).3,
+            None
+        );
+        assert_eq!(
+            verdict(&[("x-cache", "STALE"), ("age", "-1")]),
+            (
+                CacheClass::Stale,
+                Some(CacheSource::XCache),
+                Layers::default(),
+                None
+            )
+        );
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Varnish: 5 3\r\nAge: 71\r\nCache-Status: varnish; hit; ttl=-11\r\n\r\n";
+        let parsed = crate::h1::parse_head(head.as_bytes(), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (parsed.cache.0, parsed.cache.3),
+            (CacheClass::Stale, Some(71))
+        );
+    }
+
     /// Each layer a response lists, from the client; the layers a request reached stop at
     /// the first that answered it, whatever the stored headers say of the ones behind.
     #[test]
@@ -513,11 +556,11 @@ mod tests {
     fn age_zero_alone_is_no_evidence() {
         assert_eq!(
             classify(&headers(&[("age", "0")])),
-            (CacheClass::Unknown, None, Layers::default())
+            (CacheClass::Unknown, None, Layers::default(), None)
         );
         assert_eq!(
             classify(&headers(&[("x-cache", "weird")])),
-            (CacheClass::Unknown, None, Layers::default())
+            (CacheClass::Unknown, None, Layers::default(), None)
         );
     }
 }

@@ -429,6 +429,7 @@ fn interval_of(index: u32, stats: &IntervalStats, warmup: bool, open: bool) -> I
         hits: stats.cache[0],
         misses: stats.cache[1],
         stale: stats.stale,
+        stale_ages: stats.stale_ages.counted(),
         layers: layers(&stats.layers),
         purged_hits: stats.watched[0],
         purged_misses: stats.watched[1],

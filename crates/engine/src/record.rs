@@ -194,6 +194,8 @@ pub(crate) struct IntervalStats {
     pub(crate) cache: [u64; 3],
     /// Of the hits, those served stale (past their freshness).
     pub(crate) stale: u64,
+    /// The ages of the stale answers.
+    pub(crate) stale_ages: vload_schema::StaleAges,
     /// Tiered caches: each layer's requests reached, hits and misses.
     pub(crate) layers: [[u64; 3]; crate::cache::Layers::MOST],
     /// Hits and misses of the watched objects ([`crate::AttackPlan::watched_objects`]).
@@ -238,6 +240,8 @@ pub(crate) struct StageStats {
     pub(crate) misses: u64,
     /// Of the hits, those served stale.
     pub(crate) stale: u64,
+    /// The ages of the stale answers.
+    pub(crate) stale_ages: vload_schema::StaleAges,
     /// Successful responses that arrived while the stage ran, whichever stage they were due
     /// in: the throughput the server achieved during it.
     pub(crate) done_during: u64,
@@ -261,6 +265,7 @@ impl StageStats {
             hits: 0,
             misses: 0,
             stale: 0,
+            stale_ages: Default::default(),
             done_during: 0,
             status: BTreeMap::new(),
             errors: [0; ERROR_KINDS.len()],
@@ -281,6 +286,7 @@ impl StageStats {
         self.hits += other.hits;
         self.misses += other.misses;
         self.stale += other.stale;
+        self.stale_ages.merge(&other.stale_ages);
         self.done_during += other.done_during;
         for (code, n) in &other.status {
             *self.status.entry(*code).or_default() += n;
@@ -333,6 +339,7 @@ impl IntervalStats {
             capped: 0,
             cache: [0; 3],
             stale: 0,
+            stale_ages: Default::default(),
             layers: [[0; 3]; crate::cache::Layers::MOST],
             watched: [0; 2],
             cache_sources: [0; 4],
@@ -391,6 +398,7 @@ impl IntervalStats {
             *a += b;
         }
         self.stale += other.stale;
+        self.stale_ages.merge(&other.stale_ages);
         for (a, b) in self.layers.iter_mut().zip(other.layers) {
             for (x, y) in a.iter_mut().zip(b) {
                 *x += y;
@@ -475,7 +483,7 @@ impl IntervalStats {
     }
 
     #[inline]
-    pub(crate) fn count_cache(&mut self, (class, source, layers): crate::cache::Verdict) {
+    pub(crate) fn count_cache(&mut self, (class, source, layers, age): crate::cache::Verdict) {
         self.cache[class.coarse()] += 1;
         for (i, layer) in layers.reached() {
             let counts = &mut self.layers[i];
@@ -484,6 +492,9 @@ impl IntervalStats {
             counts[2] += u64::from(layer.is_miss());
         }
         self.stale += u64::from(class == CacheClass::Stale);
+        if let Some(age) = age {
+            self.stale_ages.add(u64::from(age));
+        }
         if let Some(source) = source {
             self.cache_sources[source as usize] += 1;
         }

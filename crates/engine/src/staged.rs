@@ -79,6 +79,7 @@ pub(crate) fn records(
             hits: stats.hits,
             misses: stats.misses,
             stale: stats.stale,
+            stale_ages: stats.stale_ages.counted(),
             throughput_per_s: if duration_s > 0.0 {
                 stats.done_during as f64 / duration_s
             } else {

@@ -42,6 +42,7 @@ pub fn metric_key(metric: Metric) -> &'static str {
         Metric::StampedeWaitP50 => "stampede_wait_p50",
         Metric::StaleShare => "stale_ratio",
         Metric::TierOriginShare => "tier_origin_per_request",
+        Metric::StaleAgeMean => "stale_age_mean",
     }
 }
 

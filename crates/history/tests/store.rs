@@ -74,6 +74,7 @@ fn run(commit: &str, index: u32, median_ns: f64) -> RunFile {
             ..Default::default()
         },
         layers: Vec::new(),
+        stale_ages: None,
     };
     run.window = Window {
         warmup_s: 0.0,

@@ -76,7 +76,9 @@
 //!   `histogram` and exact `moments` (`n`, `mean_ns`,
 //!   `m2_ns2`, `min_ns`, `max_ns`, `sum_ns`) ([`Latency`], [`LatencyRecord`], [`Moments`]).
 //! - `cache`: `hit`, `miss`, `unknown`, `by_source` (`x_varnish`, `x_cache`, `age`, and
-//!   when used `cache_status`, RFC 9211's header) ([`CacheCounts`]).
+//!   when used `cache_status`, RFC 9211's header), and when present `layers` (each cache of
+//!   a path: `reached`, `hits`, `misses`) and `stale_ages` (the stale answers' `Age`:
+//!   `answers`, `sum_s`, `max_s`) ([`CacheCounts`], [`StaleAges`]).
 //! - `breakdowns`: the measured window's requests grouped `by` `host`, `class`, `set`,
 //!   `pass`, `status`, `cache` (state: `hit`, `stale`, `miss`, `pass`, `unknown`) or `size`
 //!   (the body's bytes: `< 1 KiB` .. `>= 1 MiB`), each

@@ -192,6 +192,55 @@ pub struct CacheCounts {
     /// layer before forwarded (a miss or a pass).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerCounts>,
+    /// The ages of the answers served stale, when any carried an `Age`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_ages: Option<StaleAges>,
+}
+
+/// The `Age` (seconds) of the answers a cache served stale: how long past their fetch it kept
+/// serving them, the figure a grace or `stale-if-error` setting bounds. Exact: a sum and a
+/// largest, so shards and stages add.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaleAges {
+    /// Stale answers that carried an `Age`.
+    pub answers: u64,
+    /// The sum of their ages (s): with `answers`, their mean.
+    pub sum_s: u64,
+    /// The oldest (s).
+    pub max_s: u64,
+}
+
+impl StaleAges {
+    /// Counts one stale answer of this age.
+    pub fn add(&mut self, age_s: u64) {
+        self.answers += 1;
+        self.sum_s = self.sum_s.saturating_add(age_s);
+        self.max_s = self.max_s.max(age_s);
+    }
+
+    /// Adds another's answers (a shard's, a stage's).
+    pub fn merge(&mut self, other: &StaleAges) {
+        self.answers += other.answers;
+        self.sum_s = self.sum_s.saturating_add(other.sum_s);
+        self.max_s = self.max_s.max(other.max_s);
+    }
+
+    /// Their mean age (s), when there are any.
+    pub fn mean_s(&self) -> Option<f64> {
+        (self.answers > 0).then(|| self.sum_s as f64 / self.answers as f64)
+    }
+
+    /// Itself when it counted any answer: what a run file keeps.
+    pub fn counted(self) -> Option<StaleAges> {
+        (self.answers > 0).then_some(self)
+    }
+
+    /// Adds an optional record into an optional total.
+    pub fn merge_into(into: &mut Option<StaleAges>, other: Option<&StaleAges>) {
+        if let Some(other) = other {
+            into.get_or_insert_default().merge(other);
+        }
+    }
 }
 
 /// One cache layer's counts (`cache.layers`, `intervals[].layers`).

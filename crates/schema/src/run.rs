@@ -391,6 +391,9 @@ pub struct Interval {
     /// (`Cache-Status` with a negative `ttl`, nginx's `STALE` and `UPDATING`).
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stale: u64,
+    /// The ages of this interval's stale answers, when any carried an `Age`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_ages: Option<crate::StaleAges>,
     /// Of `hits`, those for the objects `--purge-every` purges (the catalogue's most
     /// popular): a purge's refetches are the misses on the objects purged.
     #[serde(default, skip_serializing_if = "crate::is_zero")]

@@ -53,6 +53,9 @@ pub struct StageRecord {
     /// Of `hits`, those served stale (past their freshness, by the cache's word).
     #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub stale: u64,
+    /// The ages of the stale answers, when any carried an `Age`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_ages: Option<crate::StaleAges>,
     /// Successful (2xx/3xx) responses per second of the stage: the throughput achieved.
     pub throughput_per_s: f64,
     /// Response time from the intended send.

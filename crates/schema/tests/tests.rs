@@ -143,6 +143,7 @@ mod golden {
                     cache_status: 0,
                 },
                 layers: Vec::new(),
+                stale_ages: None,
             },
             client_health: ClientHealth {
                 cpu_s: 0.012,
@@ -181,6 +182,7 @@ mod golden {
                 hits: 3,
                 misses: 1,
                 stale: 0,
+                stale_ages: None,
                 layers: Vec::new(),
                 purged_hits: 0,
                 purged_misses: 0,
@@ -480,6 +482,7 @@ mod bad_input {
             hits: 0,
             misses: 0,
             stale: 0,
+            stale_ages: None,
             throughput_per_s: 5.0,
             response: run.latency.service.clone(),
             service: run.latency.service.clone(),

@@ -93,6 +93,8 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
                             Metric::StampedeOriginShare | Metric::StampedeWaitP50
                         ) {
                             "a stampede's events are not the window's seconds".into()
+                        } else if metric == Metric::StaleAgeMean {
+                            "stale ages are kept for the window, not each second".into()
                         } else {
                             crate::within_run::missing(run)
                         });

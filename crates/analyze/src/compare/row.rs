@@ -396,6 +396,9 @@ fn missing(metric: Metric) -> String {
         Metric::TierOriginShare => {
             "n/a: a run's answers list one cache, not a path of them (Cache-Status members, X-Cache words)".into()
         }
+        Metric::StaleAgeMean => {
+            "n/a: a run had no stale answer with an Age (nginx sends none)".into()
+        }
         Metric::StampedeOriginShare | Metric::StampedeWaitP50 => {
             "n/a: a run had no stampede, or no answer the cache served itself".into()
         }

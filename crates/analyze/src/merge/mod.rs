@@ -191,6 +191,7 @@ impl Sums {
         add(&mut into.by_source.age, c.by_source.age);
         add(&mut into.by_source.cache_status, c.by_source.cache_status);
         add_layers(&mut into.layers, &c.layers);
+        vload_schema::StaleAges::merge_into(&mut into.stale_ages, c.stale_ages.as_ref());
         for (acc, field) in self.records.iter_mut().zip(OPTIONAL) {
             if let Some(r) = field(&run.latency) {
                 add_record(acc, r, name)?;
@@ -380,6 +381,7 @@ fn add_interval(
             add(&mut into.hits, interval.hits);
             add(&mut into.misses, interval.misses);
             add(&mut into.stale, interval.stale);
+            vload_schema::StaleAges::merge_into(&mut into.stale_ages, interval.stale_ages.as_ref());
             add_layers(&mut into.layers, &interval.layers);
             add(&mut into.purged_hits, interval.purged_hits);
             add(&mut into.purged_misses, interval.purged_misses);

@@ -59,6 +59,7 @@ fn add_stage(into: &mut StageRecord, s: &StageRecord, name: &str) -> Result<(), 
     ] {
         add(a, b);
     }
+    vload_schema::StaleAges::merge_into(&mut into.stale_ages, s.stale_ages.as_ref());
     for (code, n) in &s.status_codes {
         add(into.status_codes.entry(*code).or_default(), *n);
     }

@@ -254,6 +254,7 @@ pub fn step_record(run: &RunFile, index: u32, start_s: f64, slo: &[SloTerm]) -> 
             .filter(|i| !i.warmup)
             .map(|i| i.stale)
             .sum(),
+        stale_ages: run.cache.stale_ages,
         throughput_per_s: if seconds > 0.0 {
             t.successes(&run.plan) as f64 / seconds
         } else {

@@ -291,7 +291,14 @@ fn compare_rows_read_stale_answers_and_tiers() {
         run.cache.layers = vec![sum(&|i| i.layers[0]), sum(&|i| i.layers[1])];
         run
     };
-    let shielded: Vec<RunFile> = (1..=3).map(|s| tiered(300, 100, s)).collect();
+    let aged = |mean_s: u64, seed: u64| {
+        let mut run = tiered(300, 100, seed);
+        let mut ages = vload_schema::StaleAges::default();
+        (0..100).for_each(|k| ages.add(mean_s - 1 + (k + seed) % 3));
+        run.cache.stale_ages = Some(ages);
+        run
+    };
+    let shielded: Vec<RunFile> = (1..=3).map(|s| aged(4, s)).collect();
     let bare: Vec<RunFile> = (4..=6).map(|s| tiered(10, 350, s)).collect();
     let c = vload_analyze::compare(("shielded", &shielded), ("bare", &bare)).unwrap();
     let row = |m: vload_analyze::Metric| c.rows.iter().find(|r| r.metric == m).unwrap();
@@ -307,6 +314,12 @@ fn compare_rows_read_stale_answers_and_tiers() {
         vload_analyze::compare::Verdict::BBetter,
         "{stale:?}"
     );
+    // Ages on one side only: the row is there, n/a on the side without.
+    let age = row(vload_analyze::Metric::StaleAgeMean);
+    assert!(
+        age.a.median.is_some_and(|m| (m - 4e9).abs() < 0.1e9) && age.b.median.is_none(),
+        "{age:?}"
+    );
     // Runs whose headers cannot say stale, nor list a path, have neither row.
     let plain: Vec<RunFile> = (7..=9)
         .map(|s| synthetic("y", 5, 1_000, 200_000.0, s))
@@ -314,6 +327,8 @@ fn compare_rows_read_stale_answers_and_tiers() {
     let c = vload_analyze::compare(("a", &plain), ("b", &plain)).unwrap();
     assert!(c.rows.iter().all(|r| !matches!(
         r.metric,
-        vload_analyze::Metric::StaleShare | vload_analyze::Metric::TierOriginShare
+        vload_analyze::Metric::StaleShare
+            | vload_analyze::Metric::TierOriginShare
+            | vload_analyze::Metric::StaleAgeMean
     )));
 }

@@ -77,6 +77,11 @@ fn differing_plans_are_refused_naming_the_field_and_files() {
 fn shards_of_a_rate_plan_add_up_stage_by_stage() {
     let shard = |seed: u64| {
         let mut run = synthetic("shard", 4, 100, 1e5, seed);
+        // Stale answers' ages: a sum and an oldest, which shards add and take the most of.
+        let mut ages = vload_schema::StaleAges::default();
+        (0..seed).for_each(|k| ages.add(10 * seed + k));
+        run.cache.stale_ages = Some(ages);
+        run.intervals[0].stale = seed;
         let stage = |i: u32| vload_analyze::sweep::step_record(&run, i, f64::from(i) * 2.0, &[]);
         run.stages = vec![stage(0), stage(1)];
         run
@@ -86,6 +91,14 @@ fn shards_of_a_rate_plan_add_up_stage_by_stage() {
         vload_analyze::merge::merge(&[("a".to_owned(), a.clone()), ("b".to_owned(), b.clone())])
             .unwrap();
     assert_eq!(merged.stages.len(), 2);
+    // a: one answer aged 10 s; b: two aged 20 and 21 s.
+    let ages = vload_schema::StaleAges {
+        answers: 3,
+        sum_s: 51,
+        max_s: 21,
+    };
+    assert_eq!(merged.cache.stale_ages, Some(ages));
+    assert_eq!(merged.stages[0].stale_ages, Some(ages));
     for (i, stage) in merged.stages.iter().enumerate() {
         assert_eq!(stage.intended, a.stages[i].intended + b.stages[i].intended);
         assert_eq!(

@@ -78,6 +78,7 @@ pub(crate) fn synthetic(
             ..Default::default()
         },
         layers: Vec::new(),
+        stale_ages: None,
     };
     run.window = Window {
         warmup_s: 0.0,

@@ -317,6 +317,9 @@ fn point(i: &Interval) -> Value {
         "p99_ns": quantile(0.99),
         "hit_ratio": (classified > 0).then(|| i.hits as f64 / classified as f64),
         "stale": (classified > 0).then(|| i.stale as f64 / classified as f64),
+        "stale_aged": i.stale_ages.map_or(0, |a| a.answers),
+        "stale_age_sum_s": i.stale_ages.map_or(0, |a| a.sum_s),
+        "stale_age_max_s": i.stale_ages.map_or(0, |a| a.max_s),
         "server_hit_ratio": i.server.as_ref().and_then(vload_schema::CommonCounters::hit_ratio),
         "server_cores": i.server_cpu_s.map(|cpu| cpu / seconds),
     })
@@ -380,7 +383,7 @@ mod tests {
         assert!(post.starts_with("HTTP/1.1 404"), "{post}");
     }
 
-    /// #59: each second's stale share, for the hit chart's stale line.
+    /// #59: each second's stale share, for the hit chart's stale line, and its ages.
     #[test]
     fn a_second_says_its_stale_share() {
         let mut i: Interval = serde_json::from_value(json!({
@@ -388,6 +391,7 @@ mod tests {
             "completed": 10, "errors": {}, "status_classes": {"1xx": 0, "2xx": 10, "3xx": 0, "4xx": 0, "5xx": 0},
             "bytes_in": 0, "bytes_out": 0, "connections_opened": 0, "in_flight": 0,
             "hits": 8, "misses": 2, "stale": 6,
+            "stale_ages": {"answers": 6, "sum_s": 30, "max_s": 9},
             "latency": serde_json::to_value(vload_schema::LatencyRecord {
                 histogram: vload_schema::EncodedHistogram::encode(&vload_schema::new_histogram(
                     &vload_schema::HistogramSettings::default(),
@@ -399,6 +403,14 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(point(&i)["stale"], json!(0.6));
+        assert_eq!(
+            [
+                &point(&i)["stale_aged"],
+                &point(&i)["stale_age_sum_s"],
+                &point(&i)["stale_age_max_s"]
+            ],
+            [&json!(6), &json!(30), &json!(9)]
+        );
         i.hits = 0;
         i.misses = 0;
         i.stale = 0;

@@ -28,6 +28,8 @@ pub(super) struct Tally {
     pub(super) in_flight: u64,
     /// Responses the cache served (hits, stale among them), forwarded, and served stale.
     pub(super) cache: [u64; 3],
+    /// The stale answers' ages so far.
+    pub(super) stale_ages: vload_schema::StaleAges,
     /// Tiered caches: each layer's requests reached, hits and forwards (nearest the client
     /// first).
     pub(super) layers: Vec<[u64; 3]>,
@@ -165,6 +167,24 @@ fn cache(w: &mut Exposition<'_>, t: &Tally) {
         "Responses by the cache's word: hit (stale included), miss (miss or pass), stale (served past its freshness).",
         &samples,
     );
+    if t.stale_ages.answers > 0 {
+        let ages = &t.stale_ages;
+        w.counter(
+            "vload_cache_stale_aged_responses_total",
+            "Stale responses that carried an Age.",
+            &[(&[], ages.answers)],
+        );
+        w.counter_f64(
+            "vload_cache_stale_age_seconds_total",
+            "The sum of the stale responses' Age: over the count, their mean age.",
+            ages.sum_s as f64,
+        );
+        w.gauge(
+            "vload_cache_stale_age_max_seconds",
+            "The oldest stale response's Age so far.",
+            ages.max_s,
+        );
+    }
     if let Some(s) = t.stampede {
         w.counter(
             "vload_stampede_events_total",

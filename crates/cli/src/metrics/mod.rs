@@ -179,6 +179,9 @@ impl Observer for Metrics {
         {
             *total += n;
         }
+        if let Some(ages) = &interval.stale_ages {
+            t.stale_ages.merge(ages);
+        }
         if t.layers.len() < interval.layers.len() {
             t.layers.resize(interval.layers.len(), [0; 3]);
         }
@@ -336,7 +339,8 @@ mod tests {
         assert!(!text.contains("# EOF"));
     }
 
-    /// #59: a stampede's events and its requests by fate, and a path's layers, once there.
+    /// #59: a stampede's events and its requests by fate, a path's layers and the stale
+    /// answers' ages, once there.
     #[test]
     fn a_stampede_and_a_path_of_caches_are_counted_when_there_are_some() {
         let mut t = Tally {
@@ -345,8 +349,10 @@ mod tests {
         };
         let text = render(&t, false);
         assert!(!text.contains("vload_stampede") && !text.contains("vload_cache_layer"));
+        assert!(!text.contains("vload_cache_stale_age"));
         t.stampede = Some([3, 600, 3, 590, 0, 7, 0]);
         t.layers = vec![[100, 60, 40], [40, 10, 30]];
+        [4, 9, 2].into_iter().for_each(|age| t.stale_ages.add(age));
         let text = render(&t, false);
         for line in [
             "vload_stampede_events_total 3",
@@ -354,6 +360,9 @@ mod tests {
             "vload_stampede_requests_total{fate=\"waiter\"} 590",
             "vload_stampede_requests_total{fate=\"failed\"} 7",
             "vload_cache_layer_requests_total{layer=\"2\",outcome=\"forwarded\"} 30",
+            "vload_cache_stale_aged_responses_total 3",
+            "vload_cache_stale_age_seconds_total 15",
+            "vload_cache_stale_age_max_seconds 9",
         ] {
             assert!(text.contains(line), "{line}: {text}");
         }

@@ -230,6 +230,12 @@ impl RunFile {
                     "more responses served stale than hits",
                 ));
             }
+            if stage.stale_ages.is_some_and(|a| a.answers > stage.stale) {
+                return Err(invalid(
+                    format!("{field}.stale_ages"),
+                    "more stale ages than stale answers",
+                ));
+            }
             if errors.is_none_or(|e| e > stage.completed) {
                 return Err(invalid(
                     format!("{field}.errors"),

@@ -1,8 +1,9 @@
 //! #59: an origin outage behind a real varnishd, driven from the attack (`--outage`). With
 //! grace (`vcl/grace.vcl`, 60 s), a catalogue cached before the outage is served stale
 //! throughout it, every answer a 200; vload's stale count equals Varnish's own
-//! (`cache_hit_grace`). Without grace (`vcl/catalogue.vcl`), an expired object is a miss the
-//! dead origin cannot serve: vload's 503s equal the 503s varnishncsa logged.
+//! (`cache_hit_grace`), and the ages it read on them are the ages varnishncsa logged.
+//! Without grace (`vcl/catalogue.vcl`), an expired object is a miss the dead origin cannot
+//! serve: vload's 503s equal the 503s varnishncsa logged.
 
 use std::process::{Command, Stdio};
 
@@ -89,6 +90,20 @@ fn grace_serves_a_dead_origins_objects_stale_and_vload_counts_them_as_varnish_do
         counter(&run, "cache_hit_grace"),
         "vload's stale answers are Varnish's grace hits"
     );
+    // The ages vload read on its stale answers are the ages varnishncsa logged on the
+    // responses it marked stale (a negative ttl in Cache-Status): count, sum and oldest.
+    let ages = run.cache.stale_ages.expect("the stale answers' ages");
+    assert_eq!(
+        logged_stale_ages(&stack),
+        ages,
+        "vload's stale ages are varnishncsa's"
+    );
+    assert!(ages.max_s <= 60, "grace is 60 s: {ages:?}");
+    let down_ages = down.stale_ages.expect("the outage's stale ages");
+    assert_eq!(
+        down_ages.answers, down.stale,
+        "every stale answer carried an Age"
+    );
     // The counters cover the attack, not the warm-up pass before it.
     assert_eq!(counter(&run, "client_req"), vload_span(&run).1);
     // Refused connections never reach the origin: what it counted in the outage are the
@@ -102,6 +117,26 @@ fn grace_serves_a_dead_origins_objects_stale_and_vload_counts_them_as_varnish_do
     );
     let plan = run.origin_plan.as_ref().expect("the origin plan's record");
     assert!(plan.late_us.is_some(), "{plan:?}");
+}
+
+/// The stale answers in varnishncsa's log of the instance: their count, the sum of their
+/// `Age`s and the oldest.
+fn logged_stale_ages(stack: &Stack) -> vload_schema::StaleAges {
+    let log = Command::new("varnishncsa")
+        .arg("-n")
+        .arg(stack.name())
+        .args(["-d", "-F", "%{Cache-Status}o|%{Age}o"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("varnishncsa runs");
+    let mut ages = vload_schema::StaleAges::default();
+    for line in String::from_utf8_lossy(&log.stdout).lines() {
+        let (status, age) = line.split_once('|').expect("two fields");
+        if status.contains("ttl=-") {
+            ages.add(age.trim().parse().expect("an Age on a stale answer"));
+        }
+    }
+    ages
 }
 
 #[test]

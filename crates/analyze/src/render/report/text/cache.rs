@@ -199,6 +199,17 @@ fn render_classified(out: &mut String, s: &Summary) {
     if let Some(miss) = &s.miss {
         row(out, "  misses", "[p50, p99, mean]", &short(miss));
     }
+    if let Some(ages) = c.stale_ages {
+        // How long past their fetch the cache served its stale answers: the figure a grace
+        // or stale-if-error setting bounds.
+        let values = format!(
+            "{}, {:.1} s, {} s",
+            count(ages.answers),
+            ages.mean_s().unwrap_or(0.0),
+            ages.max_s
+        );
+        row(out, "  stale ages", "[answers, mean Age, oldest]", &values);
+    }
     render_layers(out, &c.layers);
 }
 
