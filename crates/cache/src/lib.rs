@@ -33,6 +33,7 @@ mod hash;
 pub mod lru;
 pub mod model;
 mod parse;
+pub mod policy;
 mod popularity;
 mod record;
 mod size;

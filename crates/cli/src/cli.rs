@@ -43,6 +43,9 @@ pub(crate) enum Command {
     /// Keep every run in a database and find the commits where a metric changed.
     #[command(after_help = examples::HISTORY)]
     History(crate::history::HistoryArgs),
+    /// What each replacement policy should hit for a catalogue, before any run.
+    #[command(after_help = examples::MODEL)]
+    Model(crate::model::ModelArgs),
     /// Run the test origin: Hello World, synthetic sizes and delays, fault modes, /stats.
     #[command(after_help = examples::ORIGIN)]
     Origin(vload_origin::OriginArgs),

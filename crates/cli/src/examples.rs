@@ -63,8 +63,15 @@ Examples:
   vload origin --listen 127.0.0.1:8081 --concurrency 8 --delay 5ms   # capacity 1,600/s
   vload origin --listen 127.0.0.1:8081 --delay 1ms..20ms --reset-every 1000";
 
+/// `vload model --help`.
+pub(crate) const MODEL: &str = "\
+Examples:
+  vload model --catalogue 1000000 --popularity zipf:0.9 --cache-size 50000obj
+  vload model --catalogue 100000 --object-size 1k-64k --cache-size 256M --policy lru,s3-fifo
+  vload model --catalogue 100000 --one-hit-wonders 30% --cache-size 5000obj --json";
+
 /// Every command's examples, for the manual.
-pub(crate) const ALL: [(&str, &str); 7] = [
+pub(crate) const ALL: [(&str, &str); 8] = [
     ("attack", ATTACK),
     ("sweep", SWEEP),
     ("report", REPORT),
@@ -72,6 +79,7 @@ pub(crate) const ALL: [(&str, &str); 7] = [
     ("plot", PLOT),
     ("history", HISTORY),
     ("origin", ORIGIN),
+    ("model", MODEL),
 ];
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod history;
 mod http;
 mod manual;
 mod metrics;
+mod model;
 mod outage;
 mod output;
 mod paint;
@@ -98,6 +99,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(args) => analysis::compare(args),
         Command::Plot(args) => analysis::plot(args),
         Command::History(args) => history::command(args),
+        Command::Model(args) => model::run(args),
         Command::Origin(args) => origin(args),
         Command::Completions(args) => manual::completions(args.shell),
         Command::Man => manual::man(),

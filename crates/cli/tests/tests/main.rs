@@ -10,6 +10,7 @@ mod history;
 mod hostile;
 mod http3;
 mod metrics;
+mod model;
 mod origin_command;
 mod outage;
 mod selfcheck;

@@ -1,0 +1,167 @@
+//! `vload model`: what each replacement policy should hit for a catalogue, before any run
+//! (#60). A sampled simulation of each policy ([`vload_cache::policy::shards`]) beside Che's
+//! approximation for LRU, so the user sees what the policies make of the workload, and how
+//! far the sample is from the closed form where there is one.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::bail;
+use serde_json::json;
+use vload_cache::policy::{Policy, shards};
+use vload_cache::{Capacity, Catalogue};
+
+use crate::attack::cache::CacheArgs;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ModelArgs {
+    /// The catalogue's objects, as `vload attack --catalogue`.
+    #[arg(long, value_name = "N")]
+    catalogue: u64,
+    /// How often each object is asked: zipf:S, uniform, or hot:OBJECTS%:REQUESTS% (default:
+    /// zipf:0.8).
+    #[arg(long, value_name = "LAW")]
+    popularity: Option<String>,
+    /// Each object's size: BYTES, MIN-MAX, lognormal:MEDIAN:SIGMA or file:PATH (default: 4k).
+    #[arg(long, value_name = "LAW")]
+    object_size: Option<String>,
+    /// The max-age the origin gives each object: SECONDS or MIN-MAX (default: none).
+    #[arg(long, value_name = "SECONDS")]
+    ttl: Option<String>,
+    /// Share of requests for objects asked once and never again, e.g. 5% (default: 0%).
+    #[arg(long, value_name = "PERCENT")]
+    one_hit_wonders: Option<String>,
+    /// The cache's capacity, bytes (64M) or objects (5000obj).
+    #[arg(long, value_name = "SIZE")]
+    cache_size: String,
+    /// Requests a second: only the TTLs make time matter (default: 1000).
+    #[arg(short, long, value_name = "RATE")]
+    rate: Option<f64>,
+    /// The policies to model, comma-separated: lru, fifo, sieve, s3-fifo, w-tinylfu
+    /// (default: all).
+    #[arg(long, value_name = "POLICY", value_delimiter = ',')]
+    policy: Vec<String>,
+    /// The catalogue's seed, as the attack's --seed (default: 1).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: &ModelArgs) -> anyhow::Result<ExitCode> {
+    let cache = CacheArgs {
+        catalogue: Some(args.catalogue),
+        popularity: args.popularity.clone(),
+        object_size: args.object_size.clone(),
+        ttl: args.ttl.clone(),
+        one_hit_wonders: args.one_hit_wonders.clone(),
+        cache_size: Some(args.cache_size.clone()),
+        ..CacheArgs::default()
+    };
+    let Some((catalogue, Some(capacity))) = cache.catalogue(args.seed)? else {
+        bail!("--cache-size is needed: the capacity to model");
+    };
+    let rate = args.rate.unwrap_or(1_000.0);
+    if !(rate.is_finite() && rate > 0.0) {
+        bail!("--rate {rate}: give requests a second above 0, e.g. 1000");
+    }
+    let policies = if args.policy.is_empty() {
+        Policy::ALL.to_vec()
+    } else {
+        let parsed: Result<Vec<Policy>, String> = args.policy.iter().map(|p| p.parse()).collect();
+        parsed.map_err(|e| anyhow::anyhow!("--policy {e}"))?
+    };
+    let began = Instant::now();
+    let Some(sampled) = shards::Sampled::new(&catalogue, rate, capacity) else {
+        bail!(
+            "--catalogue {}: a catalogue with churn cannot be modelled by policy (its objects change under the simulation)",
+            args.catalogue
+        );
+    };
+    let predicted = shards::predict(&catalogue, rate, capacity, &policies)
+        .expect("a catalogue that samples predicts");
+    let took = began.elapsed().as_secs_f64();
+    let che = che(&catalogue, rate, capacity);
+    if args.json {
+        let rows: Vec<_> = predicted
+            .iter()
+            .map(|p| json!({"policy": p.policy.name(), "hit_ratio": p.hit_ratio}))
+            .collect();
+        let out = json!({
+            "catalogue": catalogue.record(),
+            "capacity": capacity.to_string(),
+            "rate_per_s": rate,
+            "sampled": {"rate": sampled.rate, "top": sampled.top, "kept": sampled.kept.len()},
+            "policies": rows,
+            "lru_che": che,
+            "seconds": took,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}",
+        table(&catalogue, capacity, &sampled, &predicted, che, took)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Che's approximation of an LRU's hit ratio, the closed form the LRU row can be read
+/// against.
+fn che(catalogue: &Catalogue, rate: f64, capacity: Capacity) -> Option<f64> {
+    let load = vload_cache::model::Load {
+        catalogue,
+        rate_per_s: rate,
+        before: 0,
+        window: 1,
+    };
+    vload_cache::model::predict(load, Some(capacity))
+        .lru
+        .map(|(h, _)| h)
+}
+
+fn table(
+    catalogue: &Catalogue,
+    capacity: Capacity,
+    sampled: &shards::Sampled,
+    predicted: &[shards::PolicyPrediction],
+    che: Option<f64>,
+    took: f64,
+) -> String {
+    let percent = |v: f64| format!("{:.2}%", 100.0 * v);
+    let count = vload_analyze::units::count;
+    let mut out = format!(
+        "Catalogue  {} objects, {}, seed {}\nCache      {capacity}\n",
+        count(catalogue.objects),
+        catalogue.popularity,
+        catalogue.seed
+    );
+    let rest = if sampled.rate < 1.0 {
+        format!(
+            ", the {} most popular and {:.2}% of the rest",
+            count(sampled.top),
+            100.0 * sampled.rate
+        )
+    } else {
+        String::new()
+    };
+    out.push_str(&format!(
+        "Sampled    {} objects kept{rest}, simulated in {took:.2} s\n",
+        count(sampled.kept.len() as u64)
+    ));
+    out.push_str("Policy     hit ratio (steady, from a sampled simulation)\n");
+    for p in predicted {
+        let note = match (p.policy, che) {
+            (Policy::Lru, Some(h)) => format!("   Che's approximation: {}", percent(h)),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{:10} {:>7}{note}\n",
+            p.policy.name(),
+            percent(p.hit_ratio)
+        ));
+    }
+    out.pop();
+    out
+}
