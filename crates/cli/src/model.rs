@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use anyhow::bail;
 use serde_json::json;
-use vload_cache::policy::{Policy, shards};
+use vload_cache::policy::Policy;
+use vload_cache::policy::shards::{self, Crawler, PolicyPrediction};
 use vload_cache::{Capacity, Catalogue};
 
 use crate::attack::cache::CacheArgs;
@@ -41,6 +42,11 @@ pub(crate) struct ModelArgs {
     /// (default: all).
     #[arg(long, value_name = "POLICY", value_delimiter = ',')]
     policy: Vec<String>,
+    /// A crawler beside the catalogue's requests, a share of all of them: SHARE% crawls the
+    /// catalogue from its least popular object up, SHARE%:unique asks new URLs; several,
+    /// comma-separated, make a column each (default: none).
+    #[arg(long, value_name = "SHARE[:KIND]", value_delimiter = ',')]
+    crawler: Vec<String>,
     /// The catalogue's seed, as the attack's --seed (default: 1).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
@@ -72,39 +78,79 @@ pub(crate) fn run(args: &ModelArgs) -> anyhow::Result<ExitCode> {
         let parsed: Result<Vec<Policy>, String> = args.policy.iter().map(|p| p.parse()).collect();
         parsed.map_err(|e| anyhow::anyhow!("--policy {e}"))?
     };
+    let crawlers: Vec<Option<Crawler>> = if args.crawler.is_empty() {
+        vec![None]
+    } else {
+        let parsed: Result<Vec<Crawler>, String> = args.crawler.iter().map(|c| c.parse()).collect();
+        parsed
+            .map_err(|e| anyhow::anyhow!("--crawler {e}"))?
+            .into_iter()
+            .map(|c| (c.share > 0.0).then_some(c))
+            .collect()
+    };
     let began = Instant::now();
-    let Some(sampled) = shards::Sampled::new(&catalogue, rate, capacity) else {
+    let Some(sampled) = shards::Sampled::new(&catalogue, rate, capacity, None) else {
         bail!(
             "--catalogue {}: a catalogue with churn cannot be modelled by policy (its objects change under the simulation)",
             args.catalogue
         );
     };
-    let predicted = shards::predict(&catalogue, rate, capacity, &policies)
-        .expect("a catalogue that samples predicts");
+    let columns: Vec<Column> = crawlers
+        .iter()
+        .map(|&crawler| {
+            let predicted = shards::predict(&catalogue, rate, capacity, &policies, crawler)
+                .expect("a catalogue that samples predicts");
+            (crawler, predicted)
+        })
+        .collect();
     let took = began.elapsed().as_secs_f64();
     let che = che(&catalogue, rate, capacity);
     if args.json {
-        let rows: Vec<_> = predicted
-            .iter()
-            .map(|p| json!({"policy": p.policy.name(), "hit_ratio": p.hit_ratio}))
-            .collect();
-        let out = json!({
-            "catalogue": catalogue.record(),
-            "capacity": capacity.to_string(),
-            "rate_per_s": rate,
-            "sampled": {"rate": sampled.rate, "top": sampled.top, "kept": sampled.kept.len()},
-            "policies": rows,
-            "lru_che": che,
-            "seconds": took,
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let sampled = json!({"rate": sampled.rate, "top": sampled.top, "kept": sampled.kept.len()});
+        print_json(&catalogue, capacity, rate, sampled, &columns, che, took)?;
         return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{}",
-        table(&catalogue, capacity, &sampled, &predicted, che, took)
+        table(&catalogue, capacity, &sampled, &columns, che, took)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The same figures as JSON.
+fn print_json(
+    catalogue: &Catalogue,
+    capacity: Capacity,
+    rate: f64,
+    sampled: serde_json::Value,
+    columns: &[Column],
+    che: Option<f64>,
+    took: f64,
+) -> anyhow::Result<()> {
+    let rows: Vec<_> = columns
+        .iter()
+        .flat_map(|(crawler, predicted)| {
+            predicted.iter().map(move |p| {
+                json!({
+                    "policy": p.policy.name(),
+                    "crawler": crawler.map(|c| crawler_name(Some(c))),
+                    "hit_ratio": p.hit_ratio,
+                    "human_hit_ratio": p.human_hit_ratio,
+                })
+            })
+        })
+        .collect();
+    let out = json!({
+        "catalogue": catalogue.record(),
+        "capacity": capacity.to_string(),
+        "rate_per_s": rate,
+        "sampled": sampled,
+        "policies": rows,
+        "lru_che": che,
+        "seconds": took,
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
 }
 
 /// Che's approximation of an LRU's hit ratio, the closed form the LRU row can be read
@@ -121,11 +167,26 @@ fn che(catalogue: &Catalogue, rate: f64, capacity: Capacity) -> Option<f64> {
         .map(|(h, _)| h)
 }
 
+/// A crawler setting and each policy's prediction under it.
+type Column = (Option<Crawler>, Vec<PolicyPrediction>);
+
+/// `no crawler`, `30% tail`, `10% unique`.
+fn crawler_name(crawler: Option<Crawler>) -> String {
+    match crawler {
+        None => "no crawler".into(),
+        Some(c) => format!(
+            "{}% {}",
+            100.0 * c.share,
+            if c.unique { "unique" } else { "tail" }
+        ),
+    }
+}
+
 fn table(
     catalogue: &Catalogue,
     capacity: Capacity,
     sampled: &shards::Sampled,
-    predicted: &[shards::PolicyPrediction],
+    columns: &[Column],
     che: Option<f64>,
     took: f64,
 ) -> String {
@@ -150,17 +211,28 @@ fn table(
         "Sampled    {} objects kept{rest}, simulated in {took:.2} s\n",
         count(sampled.kept.len() as u64)
     ));
-    out.push_str("Policy     hit ratio (steady, from a sampled simulation)\n");
-    for p in predicted {
-        let note = match (p.policy, che) {
-            (Policy::Lru, Some(h)) => format!("   Che's approximation: {}", percent(h)),
-            _ => String::new(),
-        };
-        out.push_str(&format!(
-            "{:10} {:>7}{note}\n",
-            p.policy.name(),
-            percent(p.hit_ratio)
-        ));
+    let crawled = columns.iter().any(|(c, _)| c.is_some());
+    if crawled {
+        out.push_str(
+            "Policy     the human requests' hit ratio (steady, from a sampled simulation)\n",
+        );
+        out.push_str(&format!("{:10}", ""));
+        for (crawler, _) in columns {
+            out.push_str(&format!(" {:>12}", crawler_name(*crawler)));
+        }
+        out.push('\n');
+    } else {
+        out.push_str("Policy     hit ratio (steady, from a sampled simulation)\n");
+    }
+    for (row, policy) in columns[0].1.iter().map(|p| p.policy).enumerate() {
+        out.push_str(&format!("{:10}", policy.name()));
+        for (_, predicted) in columns {
+            out.push_str(&format!(" {:>12}", percent(predicted[row].human_hit_ratio)));
+        }
+        if let (Policy::Lru, Some(h), false) = (policy, che, crawled) {
+            out.push_str(&format!("   Che's approximation: {}", percent(h)));
+        }
+        out.push('\n');
     }
     out.pop();
     out

@@ -30,13 +30,54 @@ const LEAST: u64 = 200_000;
 /// ... and at the most, each.
 const MOST: u64 = 2_000_000;
 
+/// A crawler beside the catalogue's own (human) requests: a share of every request, each
+/// either the next object of a crawl of the catalogue from its least popular object up, or
+/// a URL never asked before.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Crawler {
+    /// Its share of all requests, in [0, 1).
+    pub share: f64,
+    /// True: every crawler request is a new URL; false: a crawl of the catalogue's tail first.
+    pub unique: bool,
+}
+
+impl std::str::FromStr for Crawler {
+    type Err = String;
+
+    /// `30%` (a crawl of the tail), `30%:tail`, `30%:unique`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{text}' is not a crawler: expected SHARE%[:tail|:unique], e.g. 30% or 10%:unique"
+            )
+        };
+        let (share, kind) = text.trim().split_once(':').unwrap_or((text.trim(), "tail"));
+        let share: f64 = share
+            .strip_suffix('%')
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|v: &f64| (0.0..100.0).contains(v))
+            .ok_or_else(bad)?;
+        let unique = match kind {
+            "tail" => false,
+            "unique" => true,
+            _ => return Err(bad()),
+        };
+        Ok(Crawler {
+            share: share / 100.0,
+            unique,
+        })
+    }
+}
+
 /// What a policy should hit for a catalogue.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PolicyPrediction {
     /// The policy.
     pub policy: Policy,
-    /// Hits over the requests counted.
+    /// Hits over all the requests counted.
     pub hit_ratio: f64,
+    /// Hits over the catalogue's own (human) requests, the crawler's left out.
+    pub human_hit_ratio: f64,
 }
 
 /// The sampled workload: what was kept and how its requests come.
@@ -53,9 +94,10 @@ pub struct Sampled {
     /// Whether costs are bytes (else one an object).
     bytes: bool,
     alias: Alias,
-    /// Of a sampled request: the chance it is drawn by popularity, by the crawl in order, or
-    /// is a new object (cumulative).
-    mixture: [f64; 2],
+    /// Of a sampled request, cumulatively: the chance it is drawn by popularity, by the hot
+    /// set's crawl in order, is a one-hit wonder, or (the rest) is the crawler's.
+    mixture: [f64; 3],
+    crawler: Option<Crawler>,
     /// Seconds between sampled requests.
     step_s: f64,
 }
@@ -68,18 +110,21 @@ pub fn predict(
     rate_per_s: f64,
     capacity: Capacity,
     policies: &[Policy],
+    crawler: Option<Crawler>,
 ) -> Option<Vec<PolicyPrediction>> {
-    let sampled = Sampled::new(catalogue, rate_per_s, capacity)?;
+    let sampled = Sampled::new(catalogue, rate_per_s, capacity, crawler)?;
     let n = (20 * sampled.kept.len() as u64).clamp(LEAST, MOST);
     Some(
         policies
             .iter()
             .map(|&policy| {
                 let mut cache = policy.cache(Capacity::Bytes(sampled.scaled));
-                let (hits, counted) = sampled.run(catalogue, cache.as_mut(), n, n);
+                let [human, crawled] = sampled.run(catalogue, cache.as_mut(), n, n);
+                let ratio = |hits: f64, total: f64| hits / total.max(f64::MIN_POSITIVE);
                 PolicyPrediction {
                     policy,
-                    hit_ratio: hits / counted.max(f64::MIN_POSITIVE),
+                    hit_ratio: ratio(human.0 + crawled.0, human.1 + crawled.1),
+                    human_hit_ratio: ratio(human.0, human.1),
                 }
             })
             .collect(),
@@ -87,8 +132,13 @@ pub fn predict(
 }
 
 impl Sampled {
-    /// The sample of `catalogue` for a cache of `capacity`.
-    pub fn new(catalogue: &Catalogue, rate_per_s: f64, capacity: Capacity) -> Option<Sampled> {
+    /// The sample of `catalogue` for a cache of `capacity`, with a crawler's share beside.
+    pub fn new(
+        catalogue: &Catalogue,
+        rate_per_s: f64,
+        capacity: Capacity,
+        crawler: Option<Crawler>,
+    ) -> Option<Sampled> {
         if catalogue.churn_per_s.is_some() || catalogue.objects == 0 {
             return None;
         }
@@ -119,35 +169,23 @@ impl Sampled {
             Capacity::Bytes(b) => (true, b),
         };
         let scaled = ((limit as f64 * rate * UNIT).round() as u64).max(1);
-        // The request mass of each component over the kept objects.
-        let p = &catalogue.popularity;
-        let norm = p.norm(n);
+        let (weights, share, crawl_share) = popularity_weights(catalogue, &kept);
         let f = catalogue.one_hit_wonders;
-        let (by_popularity, crawl_share) = match *p {
-            Popularity::Hot { objects, requests } => {
-                let hot = Popularity::hot_objects(objects, n);
-                let weights: Vec<f64> = kept
-                    .iter()
-                    .map(|&id| if id < hot { 1.0 / hot as f64 } else { 0.0 })
-                    .collect();
-                ((weights, requests), 1.0 - requests)
-            }
-            _ => (
-                (
-                    kept.iter().map(|&id| p.probability(id, n, norm)).collect(),
-                    1.0,
-                ),
-                0.0,
-            ),
-        };
-        let (weights, share) = by_popularity;
+        let c = crawler.map_or(0.0, |c| c.share);
+        let kept_share = kept.len() as f64 / n as f64;
         let masses = [
-            (1.0 - f) * share * weights.iter().sum::<f64>(),
-            (1.0 - f) * crawl_share * kept.len() as f64 / n as f64,
-            // Wonders are sampled like the rest.
-            f * rate,
+            (1.0 - c) * (1.0 - f) * share * weights.iter().sum::<f64>(),
+            (1.0 - c) * (1.0 - f) * crawl_share * kept_share,
+            // New URLs are sampled like the rest.
+            (1.0 - c) * f * rate,
+            c * if crawler.is_some_and(|c| c.unique) {
+                rate
+            } else {
+                kept_share
+            },
         ];
         let total: f64 = masses.iter().sum();
+        let cumulative = |k: usize| masses[..=k].iter().sum::<f64>() / total;
         Some(Sampled {
             rate,
             top,
@@ -155,38 +193,31 @@ impl Sampled {
             scaled,
             bytes,
             alias: Alias::new(&weights),
-            mixture: [masses[0] / total, (masses[0] + masses[1]) / total],
+            mixture: [cumulative(0), cumulative(1), cumulative(2)],
+            crawler,
             step_s: 1.0 / (rate_per_s.max(1e-9) * total),
         })
     }
 
     /// `warm` sampled requests through `cache` (of [`Sampled::scaled`] bytes), then `counted`
-    /// more: their hits and their count, each request weighted by the objects it stands for.
+    /// more: the human requests' hits and count, and the crawler's, each request weighted by
+    /// the objects it stands for.
     pub fn run(
         &self,
         catalogue: &Catalogue,
         cache: &mut dyn Replacement,
         warm: u64,
         counted: u64,
-    ) -> (f64, f64) {
+    ) -> [(f64, f64); 2] {
         let mut state = mix(catalogue.seed ^ 0x0bad_cafe);
         let mut uniform = || {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             unit(mix(state))
         };
-        let (mut crawled, mut unique) = (0usize, 0u64);
-        let (mut hits, mut total) = (0.0, 0.0);
+        let mut next = Next::default();
+        let mut counts = [(0.0, 0.0); 2];
         for k in 0..warm + counted {
-            let u = uniform();
-            let id = if u < self.mixture[0] {
-                self.kept[self.alias.draw(uniform(), uniform())]
-            } else if u < self.mixture[1] {
-                crawled += 1;
-                self.kept[(crawled - 1) % self.kept.len()]
-            } else {
-                unique += 1;
-                catalogue.objects + unique
-            };
+            let (id, class) = self.draw(catalogue, &mut next, &mut uniform);
             let now = k as f64 * self.step_s;
             let ttl = catalogue.ttl_of(id).map(|t| t as f64);
             // A sampled object stands for 1/R objects: it costs one unit of the scaled
@@ -204,12 +235,72 @@ impl Sampled {
             let units = ((size * cost * UNIT).round() as u64).max(1);
             let hit = cache.access(id, units, now, ttl);
             if k >= warm {
-                total += weight;
-                hits += if hit { weight } else { 0.0 };
+                counts[class].1 += weight;
+                counts[class].0 += if hit { weight } else { 0.0 };
             }
         }
-        (hits, total)
+        counts
     }
+
+    /// The next sampled request: its id, and 0 for a human request, 1 for the crawler's.
+    fn draw(
+        &self,
+        catalogue: &Catalogue,
+        next: &mut Next,
+        uniform: &mut impl FnMut() -> f64,
+    ) -> (u64, usize) {
+        let u = uniform();
+        let kept = self.kept.len();
+        // New URLs: a one-hit wonder's id is even past the catalogue, the crawler's odd.
+        let mut new = |odd: u64| {
+            next.unique += 1;
+            catalogue.objects + 2 * next.unique + odd
+        };
+        if u < self.mixture[0] {
+            (self.kept[self.alias.draw(uniform(), uniform())], 0)
+        } else if u < self.mixture[1] {
+            next.crawled += 1;
+            (self.kept[(next.crawled - 1) % kept], 0)
+        } else if u < self.mixture[2] {
+            (new(0), 0)
+        } else if self.crawler.is_some_and(|c| c.unique) {
+            (new(1), 1)
+        } else {
+            // The crawler walks the catalogue from its least popular object up.
+            next.crawler += 1;
+            (self.kept[kept - 1 - (next.crawler - 1) % kept], 1)
+        }
+    }
+}
+
+/// The popularity law's weight of each kept object, the share of the human requests drawn
+/// by it, and the share that crawls the catalogue in order (a hot set's rest).
+fn popularity_weights(catalogue: &Catalogue, kept: &[u64]) -> (Vec<f64>, f64, f64) {
+    let n = catalogue.objects;
+    let p = &catalogue.popularity;
+    match *p {
+        Popularity::Hot { objects, requests } => {
+            let hot = Popularity::hot_objects(objects, n);
+            let weights = kept
+                .iter()
+                .map(|&id| if id < hot { 1.0 / hot as f64 } else { 0.0 })
+                .collect();
+            (weights, requests, 1.0 - requests)
+        }
+        _ => {
+            let norm = p.norm(n);
+            let weights = kept.iter().map(|&id| p.probability(id, n, norm)).collect();
+            (weights, 1.0, 0.0)
+        }
+    }
+}
+
+/// Where the sampled streams in order are.
+#[derive(Debug, Default)]
+struct Next {
+    crawled: usize,
+    crawler: usize,
+    unique: u64,
 }
 
 /// Walker's alias method (Vose's construction): a draw from a discrete law in O(1).

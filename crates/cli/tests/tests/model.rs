@@ -68,6 +68,11 @@ fn a_bad_policy_or_size_is_one_line_naming_the_flag() {
         ),
         ("--cache-size", "lots", "--cache-size"),
         ("--rate", "0", "--rate"),
+        (
+            "--crawler",
+            "30%:deep",
+            "--crawler '30%:deep' is not a crawler",
+        ),
     ] {
         let mut args = vec!["model", "--catalogue", "1000", "--cache-size", "100obj"];
         if flag == "--cache-size" {
@@ -79,4 +84,39 @@ fn a_bad_policy_or_size_is_one_line_naming_the_flag() {
         assert!(err.contains(says), "{flag} {value}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
+}
+
+/// A crawler's share makes a column each: the human requests' hit ratio falls with it under
+/// LRU, less under S3-FIFO.
+#[test]
+fn crawler_shares_are_columns_of_the_human_hit_ratio() {
+    let out = run(
+        vload().args([
+            "model",
+            "--catalogue",
+            "20000",
+            "--cache-size",
+            "1000obj",
+            "--policy",
+            "lru,s3-fifo",
+            "--crawler",
+            "0%,50%",
+            "--json",
+        ]),
+        0,
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let human = |policy: &str, crawler: serde_json::Value| {
+        v["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["policy"] == policy && p["crawler"] == crawler)
+            .and_then(|p| p["human_hit_ratio"].as_f64())
+            .unwrap_or_else(|| panic!("{policy} {crawler} in {v}"))
+    };
+    let lost =
+        |policy: &str| human(policy, serde_json::Value::Null) - human(policy, "50% tail".into());
+    assert!(lost("lru") > 0.03, "{v}");
+    assert!(lost("s3-fifo") < lost("lru"), "{v}");
 }
