@@ -106,7 +106,7 @@ sed -e "s|@LISTEN@|$listen|g" -e "s|@ORIGIN@|127.0.0.1:$origin_port|g" \
     -e "s|@WORK@|$work|g" -e "s|@CACHE_MB@|$cache_mb|g" \
     -e "s|@CACHE_LOCK@|${NGINX_CACHE_LOCK:-off}|g" \
     -e "s|@USE_STALE@|${NGINX_USE_STALE:-off}|g" \
-    -e "s|@BACKGROUND_UPDATE@|${NGINX_BACKGROUND_UPDATE:-off}|g" \
+    -e "s|@BACKGROUND_UPDATE@|${NGINX_BACKGROUND_UPDATE:-off}|g" -e "s|@MEMBER@||g" \
     "$root/servers/$template" >"$conf"
 url="http://$listen/"
 probe=(--server-stats)

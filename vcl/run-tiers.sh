@@ -12,6 +12,9 @@
 #   ORIGIN_URL             http://127.0.0.1:PORT/ of vload origin
 # Without COMMAND it prints them and waits for Ctrl-C.
 #
+# EDGE=nginx makes the edge nginx (servers/nginx.conf, adding its own Cache-Status member;
+# EDGE_NAME is then its stub_status URL, --server-stats nginx:$EDGE_NAME).
+#
 # Environment: VLOAD (the vload binary; default: target/release/vload, built when missing),
 # EDGE_MALLOC and SHIELD_MALLOC (each cache's size, default 256m: a smaller edge evicts what the
 # shield still holds, which is when a shield earns its keep), ORIGIN_THREADS, ORIGIN_ARGS (as
@@ -67,10 +70,44 @@ start_varnish() {
     exit 1
 }
 
+# start_nginx BACKEND_PORT SIZE: nginx as the edge (sizes as varnishd's: 2m, 256m); sets port.
+start_nginx() {
+    local backend=$1 size=$2 mb pid
+    PATH=$PATH:/usr/sbin
+    command -v nginx >/dev/null || {
+        echo "vcl/run-tiers.sh: nginx not found: install it (apt-get install -y nginx)" >&2
+        exit 2
+    }
+    mb=${size%[mM]}
+    [[ $size == *[gG] ]] && mb=$((${size%[gG]} * 1024))
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$work/nginx"
+    chmod 777 "$work/nginx"
+    sed -e "s|@LISTEN@|127.0.0.1:$port|g" -e "s|@ORIGIN@|127.0.0.1:$backend|g" \
+        -e "s|@WORK@|$work/nginx|g" -e "s|@CACHE_MB@|$mb|g" -e "s|@CACHE_LOCK@|off|g" \
+        -e "s|@USE_STALE@|off|g" -e "s|@BACKGROUND_UPDATE@|off|g" -e "s|@MEMBER@|edge|g" \
+        "$root/servers/nginx.conf" >"$work/nginx/nginx.conf"
+    nginx -c "$work/nginx/nginx.conf" -g 'daemon off;' >"$work/nginx.out" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 200); do
+        kill -0 "$pid" 2>/dev/null || { cat "$work/nginx.out" >&2; exit 1; }
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "vcl/run-tiers.sh: the nginx edge did not answer" >&2
+    exit 1
+}
+
 start_varnish shield "$origin_port" "${SHIELD_MALLOC:-256m}"
 shield_port=$port
-start_varnish edge "$shield_port" "${EDGE_MALLOC:-256m}"
-export EDGE_URL="http://127.0.0.1:$port/" EDGE_NAME="$work/edge"
+if [[ ${EDGE:-varnish} == nginx ]]; then
+    start_nginx "$shield_port" "${EDGE_MALLOC:-256m}"
+    export EDGE_URL="http://127.0.0.1:$port/" EDGE_NAME="http://127.0.0.1:$port/vload-stub-status"
+else
+    start_varnish edge "$shield_port" "${EDGE_MALLOC:-256m}"
+    export EDGE_URL="http://127.0.0.1:$port/" EDGE_NAME="$work/edge"
+fi
 export SHIELD_URL="http://127.0.0.1:$shield_port/" SHIELD_NAME="$work/shield"
 export ORIGIN_URL=$origin_url
 if [[ $# -eq 0 ]]; then

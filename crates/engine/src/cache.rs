@@ -1,6 +1,8 @@
 //! Cache state classification from response headers.
 //!
-//! The evidence, in order: `X-Varnish` (two ids = hit, one id = not a hit), then the standard
+//! The evidence, in order: `Cache-Status` when it lists a path of caches (its last member is
+//! the nearest, whatever a deeper varnishd's `X-Varnish` says), then `X-Varnish` (two ids =
+//! hit, one id = not a hit), then the standard
 //! `Cache-Status` of RFC 9211 (its last member, the cache nearest the client), then
 //! `X-Cache` (the last layer's `HIT`, `MISS`, `PASS`, or nginx's `$upstream_cache_status`
 //! words), then `Age > 0` (hit). A later source refines an earlier one's hit into stale or
@@ -8,6 +10,8 @@
 //! Squid's) is stale. Without any of these a response is
 //! `Unknown`, never silently a miss. `Age: 0` is no evidence: an object cached less than a
 //! second ago is a hit with age 0.
+
+use std::borrow::Cow;
 
 use http::{HeaderMap, HeaderName, header::AGE};
 
@@ -90,7 +94,12 @@ pub(crate) enum CacheSource {
 pub(crate) struct CacheHeaders<'a> {
     pub(crate) varnish: Option<&'a [u8]>,
     pub(crate) status: Option<&'a [u8]>,
+    /// `Cache-Status`'s first field line when it came in more than one (each cache of a path
+    /// adding its own line, as nginx's `add_header` does): the list is this, then `status`.
+    pub(crate) status_before: Option<&'a [u8]>,
     pub(crate) x_cache: Option<&'a [u8]>,
+    /// `X-Cache`'s first field line when it came in more than one.
+    pub(crate) x_cache_before: Option<&'a [u8]>,
     pub(crate) age: Option<&'a [u8]>,
     /// RFC 7234's `Warning`, kept only when it says stale ([`says_stale`]: a 110, 111 or
     /// 112, as Squid marks a stale hit).
@@ -99,10 +108,24 @@ pub(crate) struct CacheHeaders<'a> {
 
 /// Classifies one response.
 pub(crate) fn classify(headers: &HeaderMap) -> Verdict {
+    // Several field lines of one header: the first and the last, as the clients keep them.
+    let lines = |name: &HeaderName| {
+        let mut all = headers.get_all(name).iter().map(|v| v.as_bytes());
+        let first = all.next();
+        let last = all.next_back();
+        match last {
+            Some(last) => (first, Some(last)),
+            None => (None, first),
+        }
+    };
+    let (status_before, status) = lines(&CACHE_STATUS);
+    let (x_cache_before, x_cache) = lines(&X_CACHE);
     decide(CacheHeaders {
         varnish: headers.get(&X_VARNISH).map(|v| v.as_bytes()),
-        status: headers.get(&CACHE_STATUS).map(|v| v.as_bytes()),
-        x_cache: headers.get(&X_CACHE).map(|v| v.as_bytes()),
+        status,
+        status_before,
+        x_cache,
+        x_cache_before,
         age: headers.get(AGE).map(|v| v.as_bytes()),
         // Any of its Warning fields saying stale.
         warning: headers
@@ -116,10 +139,35 @@ pub(crate) fn classify(headers: &HeaderMap) -> Verdict {
 /// What a response says of the caches it passed: the class of the one nearest the client,
 /// the header that says so, every layer's when its headers list two or more, and a stale
 /// answer's `Age` in seconds (how long past its fetch the cache served it).
-pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers, Option<u32>);
+pub(crate) type Verdict = (CacheClass, Option<CacheSource>, Layers, Option<StaleAge>);
+
+/// A stale answer's `Age` in seconds, kept in four bytes with its absence (a head is kept in
+/// every connection's slot, which stays within 256 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StaleAge(std::num::NonZeroU32);
+
+impl StaleAge {
+    fn new(seconds: u32) -> StaleAge {
+        StaleAge(std::num::NonZeroU32::MIN.saturating_add(seconds))
+    }
+
+    /// The age in seconds (at most `u32::MAX - 1`).
+    pub(crate) fn seconds(self) -> u32 {
+        self.0.get() - 1
+    }
+}
 
 /// The cache state from the headers that can tell it, in order of trust, and the layers.
 pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
+    // A header in two field lines is one list, the earlier line first (RFC 9110, 5.3): a
+    // copy only for such a response.
+    let status = joined(h.status_before, h.status);
+    let x_cache = joined(h.x_cache_before, h.x_cache);
+    let h = CacheHeaders {
+        status: status.as_deref(),
+        x_cache: x_cache.as_deref(),
+        ..h
+    };
     let (class, source) = nearest(h);
     // A hit with a stale warning (Squid's `110 Response is stale`, `111 Revalidation failed`)
     // was served stale.
@@ -130,11 +178,21 @@ pub(crate) fn decide(h: CacheHeaders<'_>) -> Verdict {
     };
     // The age of a stale answer, the figure a grace or stale-if-error setting bounds.
     let age = if class == CacheClass::Stale {
-        text(h.age).and_then(|v| v.trim().parse::<u32>().ok())
+        text(h.age)
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .map(StaleAge::new)
     } else {
         None
     };
     (class, source, layers(h, class), age)
+}
+
+/// One header's field lines as one list.
+fn joined<'a>(before: Option<&'a [u8]>, last: Option<&'a [u8]>) -> Option<Cow<'a, [u8]>> {
+    match (before, last) {
+        (Some(before), Some(last)) => Some(Cow::Owned([before, b", ", last].concat())),
+        (_, last) => last.map(Cow::Borrowed),
+    }
 }
 
 /// `Warning`'s codes that mean the response was stale: 110 (Response is stale), 111
@@ -152,6 +210,13 @@ fn text(v: Option<&[u8]>) -> Option<&str> {
 /// The class of the cache nearest the client.
 fn nearest(h: CacheHeaders<'_>) -> (CacheClass, Option<CacheSource>) {
     let standard = text(h.status).and_then(cache_status);
+    // A path of caches, one member each (RFC 9211): the last is the nearest, whatever a
+    // deeper Varnish's stored `X-Varnish` says (nginx in front of a varnishd passes it on).
+    let path = text(h.status)
+        .is_some_and(|v| v.contains(',') && split_outside_quotes(v, b',').count() > 1);
+    if let Some(class) = standard.filter(|_| path) {
+        return (class, Some(CacheSource::CacheStatus));
+    }
     let x_cache = text(h.x_cache).and_then(x_cache);
     let finer = standard.or(x_cache);
     if let Some(ids) = text(h.varnish) {
@@ -487,7 +552,7 @@ mod tests {
             classify(&h)
         };
         let stale = [("cache-status", "varnish; hit; ttl=-3"), ("age", "5")];
-        assert_eq!(verdict(&stale).3, Some(5));
+        assert_eq!(verdict(&stale).3.map(StaleAge::seconds), Some(5));
         assert_eq!(
             verdict(&[("cache-status", "varnish; hit; ttl=3"), ("age", "5")]).3,
             None
@@ -506,8 +571,61 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            (parsed.cache.0, parsed.cache.3),
+            (parsed.cache.0, parsed.cache.3.map(StaleAge::seconds)),
             (CacheClass::Stale, Some(71))
+        );
+    }
+
+    /// A cache that adds its own field line of `Cache-Status` (nginx's `add_header`) after
+    /// the one it got from behind: the lines are one list, the earlier first.
+    #[test]
+    fn field_lines_of_one_list_are_read_as_one() {
+        use CacheClass::*;
+        let two = [
+            ("cache-status", "shield; fwd=miss"),
+            ("cache-status", "edge; fwd=miss"),
+        ];
+        let got = classify(&headers(&two));
+        assert_eq!(got.0, Miss);
+        assert_eq!(got.2.reached().collect::<Vec<_>>(), [(0, Miss), (1, Miss)]);
+        let hit = classify(&headers(&[
+            ("cache-status", "shield; fwd=miss"),
+            ("cache-status", "edge; hit"),
+        ]));
+        assert_eq!(
+            (hit.0, hit.2.reached().collect::<Vec<_>>()),
+            (Hit, vec![(0, Hit)])
+        );
+        // The same from a raw head, and X-Cache's lines the same way.
+        let head = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nCache-Status: shield; hit\r\nX-Cache: MISS\r\nCache-Status: edge; fwd=miss\r\n\r\n";
+        let parsed = crate::h1::parse_head(head.as_bytes(), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            parsed.cache.2.reached().collect::<Vec<_>>(),
+            [(0, Miss), (1, Hit)]
+        );
+        // nginx in front of a varnishd: the shield's stored X-Varnish (one id, its miss)
+        // does not make the edge's hit a miss, nor its two ids the edge's miss a hit.
+        let nginx_hit = classify(&headers(&[
+            ("x-varnish", "32770"),
+            ("cache-status", "shield; fwd=miss"),
+            ("cache-status", "edge; hit"),
+        ]));
+        assert_eq!(nginx_hit.0, Hit);
+        let nginx_miss = classify(&headers(&[
+            ("x-varnish", "32773 32771"),
+            ("cache-status", "shield; hit"),
+            ("cache-status", "edge; fwd=miss"),
+        ]));
+        assert_eq!(
+            (nginx_miss.0, nginx_miss.2.reached().collect::<Vec<_>>()),
+            (Miss, vec![(0, Miss), (1, Hit)])
+        );
+        let x_cache = classify(&headers(&[("x-cache", "HIT"), ("x-cache", "MISS")]));
+        assert_eq!(
+            x_cache.2.reached().collect::<Vec<_>>(),
+            [(0, Miss), (1, Hit)]
         );
     }
 

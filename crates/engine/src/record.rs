@@ -493,7 +493,7 @@ impl IntervalStats {
         }
         self.stale += u64::from(class == CacheClass::Stale);
         if let Some(age) = age {
-            self.stale_ages.add(u64::from(age));
+            self.stale_ages.add(u64::from(age.seconds()));
         }
         if let Some(source) = source {
             self.cache_sources[source as usize] += 1;

@@ -197,7 +197,7 @@ impl Decoder {
             body_bytes: self.body,
             cache: head.cache,
             close: head.close,
-            origin: head.origin_us.map(|us| u64::from(us) * 1_000),
+            origin: head.origin_us.map(|us| u64::from(us.get() - 1) * 1_000),
         }
     }
 

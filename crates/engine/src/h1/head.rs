@@ -24,9 +24,10 @@ pub(crate) struct Head {
     pub(super) framing: Framing,
     pub(super) close: bool,
     pub(crate) cache: crate::cache::Verdict,
-    /// The origin's own time (`Server-Timing`), in microseconds (what origins send; a
-    /// head is kept in every connection's decoder, so it stays small).
-    pub(crate) origin_us: Option<u32>,
+    /// The origin's own time (`Server-Timing`), in microseconds plus one (what origins send;
+    /// a head is kept in every connection's decoder, so it stays small: four bytes with its
+    /// absence).
+    pub(crate) origin_us: Option<std::num::NonZeroU32>,
 }
 
 /// What the headers say about framing and caching.
@@ -40,6 +41,10 @@ struct Fields<'a> {
     varnish: Option<&'a [u8]>,
     x_cache: Option<&'a [u8]>,
     cache_status: Option<&'a [u8]>,
+    /// The first field line of X-Cache and Cache-Status when either came in several (a line
+    /// between the first and the last is not kept).
+    x_cache_before: Option<&'a [u8]>,
+    cache_status_before: Option<&'a [u8]>,
     age: Option<&'a [u8]>,
     warning: Option<&'a [u8]>,
     origin: Option<u64>,
@@ -86,8 +91,16 @@ fn scan<'a>(headers: &[httparse::Header<'a>]) -> Result<Fields<'a>, String> {
                 }
             }
             9 if name.eq_ignore_ascii_case(b"x-varnish") => found.varnish = Some(h.value),
-            7 if name.eq_ignore_ascii_case(b"x-cache") => found.x_cache = Some(h.value),
-            12 if name.eq_ignore_ascii_case(b"cache-status") => found.cache_status = Some(h.value),
+            7 if name.eq_ignore_ascii_case(b"x-cache") => {
+                if let Some(first) = found.x_cache.replace(h.value) {
+                    found.x_cache_before.get_or_insert(first);
+                }
+            }
+            12 if name.eq_ignore_ascii_case(b"cache-status") => {
+                if let Some(first) = found.cache_status.replace(h.value) {
+                    found.cache_status_before.get_or_insert(first);
+                }
+            }
             3 if name.eq_ignore_ascii_case(b"age") => found.age = Some(h.value),
             // Several Warning fields: the one that says stale, if any does.
             7 if name.eq_ignore_ascii_case(b"warning") && crate::cache::says_stale(h.value) => {
@@ -185,7 +198,9 @@ fn parse_fresh(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
     let cache = crate::cache::decide(crate::cache::CacheHeaders {
         varnish: h.varnish,
         status: h.cache_status,
+        status_before: h.cache_status_before,
         x_cache: h.x_cache,
+        x_cache_before: h.x_cache_before,
         age: h.age,
         warning: h.warning,
     });
@@ -209,9 +224,10 @@ fn parse_fresh(buf: &[u8], head_request: bool) -> Result<Option<Head>, String> {
         close: h.close || (http10 && !h.keep_alive) || framing == Framing::UntilClose,
         framing,
         cache,
-        origin_us: h
-            .origin
-            .map(|ns| (ns / 1_000).min(u64::from(u32::MAX)) as u32),
+        origin_us: h.origin.map(|ns| {
+            let us = (ns / 1_000).min(u64::from(u32::MAX - 1)) as u32;
+            std::num::NonZeroU32::MIN.saturating_add(us)
+        }),
     }))
 }
 

@@ -62,8 +62,9 @@ impl HeadFields {
                     .and_then(|v| v.parse().ok());
             }
             b"x-varnish" => self.varnish.set(value),
-            b"x-cache" => self.x_cache.set(value),
-            b"cache-status" => self.cache_status.set(value),
+            // Several field lines of a list are one list.
+            b"x-cache" => self.x_cache.append(value),
+            b"cache-status" => self.cache_status.append(value),
             b"server-timing" => {
                 self.origin = self.origin.or_else(|| crate::timing::origin_ns(value));
             }
@@ -84,6 +85,8 @@ impl HeadFields {
             x_cache: self.x_cache.get(),
             age: self.age.get(),
             warning: self.warning.get(),
+            // Appended to the lists above as they came.
+            ..CacheHeaders::default()
         })
     }
 }
@@ -101,6 +104,15 @@ impl Kept {
         self.value.clear();
         self.value.extend_from_slice(value);
         self.seen = true;
+    }
+
+    /// Adds a field line to the list kept, after a comma.
+    fn append(&mut self, value: &[u8]) {
+        if !self.seen {
+            return self.set(value);
+        }
+        self.value.extend_from_slice(b", ");
+        self.value.extend_from_slice(value);
     }
 
     fn get(&self) -> Option<&[u8]> {

@@ -144,7 +144,7 @@ impl Stages {
                 own.misses += u64::from(cache.0.is_miss());
                 own.stale += u64::from(cache.0 == crate::cache::CacheClass::Stale);
                 if let Some(age) = cache.3 {
-                    own.stale_ages.add(u64::from(age));
+                    own.stale_ages.add(u64::from(age.seconds()));
                 }
                 let at = done.saturating_duration_since(self.t0).as_secs_f64();
                 if plan.expects(*status)

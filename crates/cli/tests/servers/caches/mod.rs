@@ -5,7 +5,7 @@
 //! skips its test with a line, or fails it under CI (VLOAD_REQUIRE_CACHES).
 
 mod outage;
-mod stack;
+pub(crate) mod stack;
 mod stampede;
 
 use std::path::Path;

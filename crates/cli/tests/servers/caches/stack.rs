@@ -102,7 +102,8 @@ impl Cache {
             .replace("@ORIGIN_HOST@", "127.0.0.1")
             .replace("@ORIGIN_PORT@", &port)
             .replace("@WORK@", dir.to_str().unwrap())
-            .replace("@CACHE_MB@", &cache_mb.to_string());
+            .replace("@CACHE_MB@", &cache_mb.to_string())
+            .replace("@MEMBER@", "");
         let text = ["CACHE_LOCK", "USE_STALE", "BACKGROUND_UPDATE"]
             .iter()
             .fold(text, |text, key| {
