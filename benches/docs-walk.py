@@ -37,7 +37,7 @@ TOP = Path(__file__).resolve().parent.parent
 COMMANDS = (
     "cargo ", "vload ", "target/release/vload", "vcl/run.sh", "servers/run.sh", "VARNISH",
     "ORIGIN_ARGS=", "for ", "python3 ", "mkdir ", "cp ", "sudo ", "hosts=", "at=",
-    "chromium ", "deploy/", "PATH=", "seq ", "NGINX_", "EDGE_MALLOC=", "vcl/run-tiers.sh",
+    "chromium ", "deploy/", "PATH=", "seq ", "NGINX_", "EDGE_MALLOC=", "vcl/run-tiers.sh", "EDGE=",
 )
 # Blocks that cannot run here as written, by a line they contain: why.
 SKIP = {
