@@ -560,6 +560,10 @@ fn lru_of_held(run: &RunFile) -> Option<(u64, f64)> {
         .gauges
         .get("n_object")?;
     let catalogue = vload_cache::Catalogue::from_record(run.plan.catalogue.as_ref()?).ok()?;
+    if catalogue.crawler.is_some() {
+        // Che's approximation knows no crawler.
+        return None;
+    }
     let load = vload_cache::model::Load {
         catalogue: &catalogue,
         rate_per_s: model.rate_per_s,

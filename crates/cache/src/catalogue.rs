@@ -31,6 +31,9 @@ pub struct Catalogue {
     /// slot at position k mod N of a seeded permutation of ranks a new object (a new id,
     /// size and TTL, at the same popularity), counted from the attack's start.
     pub churn_per_s: Option<f64>,
+    /// A crawler beside the catalogue's own requests (`--crawler`): its share of every
+    /// request, crawling the catalogue from its least popular object up or asking new URLs.
+    pub crawler: Option<crate::Crawler>,
 }
 
 /// An id's generation (how often its slot was replaced) sits above this bit; the rank below.
@@ -47,6 +50,7 @@ impl Default for Catalogue {
             hosts: 1,
             seed: 1,
             churn_per_s: None,
+            crawler: None,
         }
     }
 }
@@ -152,6 +156,8 @@ impl Catalogue {
             workers: u64::from(workers.max(1)),
             crawled: 0,
             unique: 0,
+            crawler_drawn: 0,
+            crawler_last: false,
             start: std::time::Instant::now(),
         }
     }
@@ -173,6 +179,7 @@ impl Catalogue {
             seed: self.seed,
             total_bytes: self.total_bytes(),
             churn_per_s: self.churn_per_s,
+            crawler: self.crawler.map(|c| c.to_string()),
         }
     }
 
@@ -229,6 +236,9 @@ pub struct Sampler {
     workers: u64,
     crawled: u64,
     unique: u64,
+    /// The crawler's requests so far, and whether the last draw was one.
+    crawler_drawn: u64,
+    crawler_last: bool,
     /// When the draws' clock starts (churn counts replacements from it).
     start: std::time::Instant,
 }
@@ -266,9 +276,30 @@ impl Sampler {
         }
     }
 
+    /// True when the last id drawn was the crawler's (`--crawler`), not the catalogue's own.
+    pub fn last_was_crawler(&self) -> bool {
+        self.crawler_last
+    }
+
     /// The next rank drawn (a one-hit wonder's id from `objects` up).
     fn next_rank(&mut self) -> u64 {
         let n = self.catalogue.objects;
+        self.crawler_last = false;
+        if let Some(crawler) = self.catalogue.crawler
+            && self.uniform() < crawler.share
+        {
+            self.crawler_last = true;
+            let k = self.worker + self.workers * self.crawler_drawn;
+            self.crawler_drawn += 1;
+            if crawler.unique {
+                // New URLs share the one-hit wonders' ids, from one counter: none repeats.
+                let id = n + self.worker + self.workers * self.unique;
+                self.unique += 1;
+                return id;
+            }
+            // From the least popular object up, each worker its own stride.
+            return n - 1 - k % n;
+        }
         if self.catalogue.one_hit_wonders > 0.0 && self.uniform() < self.catalogue.one_hit_wonders {
             let id = n + self.worker + self.workers * self.unique;
             self.unique += 1;
@@ -393,6 +424,43 @@ mod tests {
         );
         let share = once as f64 / draws as f64;
         assert!((share - 0.2).abs() < 0.01, "one-hit share {share}");
+    }
+
+    /// A crawler takes its share; its crawl walks the catalogue from the least popular
+    /// object up, each worker its own stride; its new URLs are each asked once.
+    #[test]
+    fn a_crawler_takes_its_share_and_walks_from_the_tail() {
+        let crawled = |unique| Catalogue {
+            crawler: Some(crate::Crawler { share: 0.3, unique }),
+            ..Catalogue::default()
+        };
+        let mut s = crawled(false).sampler(1, 2);
+        let mut walk = Vec::new();
+        let mut human = 0;
+        for _ in 0..10_000 {
+            let id = s.next_id();
+            if s.last_was_crawler() {
+                walk.push(id);
+            } else {
+                human += 1;
+            }
+        }
+        let share = walk.len() as f64 / 10_000.0;
+        assert!((share - 0.3).abs() < 0.02, "{share}");
+        assert!(human > 0);
+        assert_eq!(
+            walk[..3],
+            [9_998, 9_996, 9_994],
+            "worker 1 of 2 from the tail"
+        );
+        let mut s = crawled(true).sampler(0, 1);
+        let mut new = std::collections::HashSet::new();
+        for _ in 0..10_000 {
+            let id = s.next_id();
+            if s.last_was_crawler() {
+                assert!(id >= 10_000 && new.insert(id), "{id} asked before");
+            }
+        }
     }
 
     #[test]

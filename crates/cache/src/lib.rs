@@ -29,6 +29,7 @@
 
 mod capacity;
 mod catalogue;
+mod crawler;
 mod hash;
 pub mod lru;
 pub mod model;
@@ -40,6 +41,7 @@ mod size;
 
 pub use capacity::{Capacity, parse_capacity};
 pub use catalogue::{Catalogue, Sampler};
+pub use crawler::Crawler;
 pub use parse::{parse_bytes, parse_ttl};
 pub use popularity::{Popularity, Zipf};
 pub use record::{model_record, remodel};

@@ -21,6 +21,7 @@ impl Catalogue {
             hosts: r.hosts,
             seed: r.seed,
             churn_per_s: r.churn_per_s,
+            crawler: r.crawler.as_deref().map(str::parse).transpose()?,
         };
         catalogue.check()?;
         Ok(catalogue)
@@ -63,17 +64,53 @@ pub fn model_record(
         },
         capacity,
     );
-    CacheModelRecord {
+    let record = CacheModelRecord {
         capacity: capacity.map(|c| c.to_string()),
         lru_hit_ratio: prediction.lru.map(|(h, _)| h),
         lru_characteristic_time_s: prediction.lru.and_then(|(_, t)| t),
+        lru_human_hit_ratio: None,
         cold_bound: prediction.cold_bound,
         realized_cold_bound: None,
         ttl_bound: prediction.ttl_bound,
         rate_per_s: rate,
         requests_before: before,
         requests_window: window,
+    };
+    match catalogue.crawler {
+        Some(crawler) => with_crawler(record, catalogue, capacity, crawler),
+        None => record,
     }
+}
+
+/// The model of a catalogue with a crawler beside it: the LRU's hit ratios from a sampled
+/// simulation with the crawler (over all requests, and the human ones alone), and the bounds
+/// of any cache with the crawler's share taken out (its new URLs never hit) or counted as
+/// hits (a crawl may hit: the bound stays a bound).
+fn with_crawler(
+    mut record: CacheModelRecord,
+    catalogue: &Catalogue,
+    capacity: Option<Capacity>,
+    crawler: crate::Crawler,
+) -> CacheModelRecord {
+    let lru = capacity.and_then(|cap| {
+        let rate = record.rate_per_s.max(1.0);
+        crate::policy::shards::predict(
+            catalogue,
+            rate,
+            cap,
+            &[crate::policy::Policy::Lru],
+            Some(crawler),
+        )
+    });
+    let lru = lru.and_then(|p| p.first().copied());
+    record.lru_hit_ratio = lru.map(|p| p.hit_ratio);
+    record.lru_human_hit_ratio = lru.map(|p| p.human_hit_ratio);
+    record.lru_characteristic_time_s = None;
+    let c = crawler.share;
+    let crawl = if crawler.unique { 0.0 } else { c };
+    record.cold_bound = record.cold_bound * (1.0 - c) + crawl;
+    record.ttl_bound = record.ttl_bound.map(|b| b * (1.0 - c) + crawl);
+    record
 }
 
 /// The model again for a run whose totals changed (a merge of shards), from what its

@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use anyhow::bail;
 use serde_json::json;
+use vload_cache::Crawler;
 use vload_cache::policy::Policy;
-use vload_cache::policy::shards::{self, Crawler, PolicyPrediction};
+use vload_cache::policy::shards::{self, PolicyPrediction};
 use vload_cache::{Capacity, Catalogue};
 
 use crate::attack::cache::CacheArgs;

@@ -81,6 +81,7 @@ fn pass_plan(plan: &AttackPlan, max: Duration) -> anyhow::Result<AttackPlan> {
             },
             one_hit_wonders: 0.0,
             churn_per_s: None,
+            crawler: None,
             ..c.clone()
         });
         warm.stop = Stop {

@@ -30,6 +30,10 @@ use crate::targets::{Target, TargetSummary};
 
 /// The group of the requests no class matched.
 pub const UNCLASSIFIED: &str = "(unclassified)";
+/// The class of a catalogue's own requests beside a crawler (`--crawler`).
+pub(crate) const HUMAN: &str = "human";
+/// The class of the crawler's requests (`--crawler`).
+pub(crate) const CRAWLER: &str = "crawler";
 
 /// A tag for "no target was drawn" (the request failed before one was).
 const UNDRAWN: u8 = u8::MAX;
@@ -88,6 +92,9 @@ impl Names {
 pub(crate) struct Dimensions {
     hosts: Option<(Names, HashMap<String, u8>)>,
     classes: Option<(Names, Vec<UrlClass>)>,
+    /// The classes are the catalogue's draw, `human` and `crawler` (`--crawler` without
+    /// `--class`), not patterns.
+    drawn_classes: bool,
     sets: Option<Names>,
     passes: Option<Names>,
     /// The host of targets that name none (the attack URL's).
@@ -108,11 +115,18 @@ impl Dimensions {
             .or_else(|| template.url.authority().map(|a| a.as_str().to_owned()))
             .unwrap_or_default();
         let hosts = host_names(plan, summary, &default_host);
-        let classes = (!plan.classes.is_empty()).then(|| {
-            let mut names: Vec<String> = plan.classes.iter().map(|c| c.name.clone()).collect();
-            names.push(UNCLASSIFIED.into());
-            (Names { names, folded: 0 }, plan.classes.clone())
-        });
+        let drawn_classes =
+            plan.classes.is_empty() && plan.catalogue.as_ref().is_some_and(|c| c.crawler.is_some());
+        let classes = if drawn_classes {
+            let names = vec![HUMAN.to_owned(), CRAWLER.to_owned()];
+            Some((Names { names, folded: 0 }, Vec::new()))
+        } else {
+            (!plan.classes.is_empty()).then(|| {
+                let mut names: Vec<String> = plan.classes.iter().map(|c| c.name.clone()).collect();
+                names.push(UNCLASSIFIED.into());
+                (Names { names, folded: 0 }, plan.classes.clone())
+            })
+        };
         let targets = plan.targets.as_ref();
         let sets = targets.filter(|t| t.sets.len() > 1).map(|t| {
             let mut names: Vec<String> = Vec::new();
@@ -136,6 +150,7 @@ impl Dimensions {
         Dimensions {
             hosts,
             classes,
+            drawn_classes,
             sets,
             passes,
             default_host,
@@ -207,10 +222,17 @@ impl Dimensions {
         if let Some((names, _)) = &self.hosts {
             tags.0[0] = names.index(site);
         }
-        if self.classes.is_some() {
+        if self.classes.is_some() && !self.drawn_classes {
             self.classify(&path(), &mut tags);
         }
         tags
+    }
+
+    /// Marks a catalogue request the crawler's, when the classes are the draw's.
+    pub(crate) fn mark_crawler(&self, tags: &mut Tags, crawler: bool) {
+        if self.drawn_classes {
+            tags.0[1] = u8::from(crawler);
+        }
     }
 
     fn classify(&self, path: &str, tags: &mut Tags) {

@@ -26,6 +26,10 @@ pub struct CatalogueRecord {
     /// New objects replacing old ones a second (`--churn`), counted from the attack's start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn_per_s: Option<f64>,
+    /// A crawler beside the catalogue's requests (`--crawler`): `30%:tail` (a crawl from the
+    /// least popular object up) or `10%:unique` (new URLs), its share of every request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crawler: Option<String>,
 }
 
 /// What a cache should have achieved for the catalogue over the measured window.
@@ -42,6 +46,11 @@ pub struct CacheModelRecord {
     /// request (absent when the whole catalogue fits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_characteristic_time_s: Option<f64>,
+    /// With a crawler (`--crawler`): the LRU's hit ratio of the catalogue's own (human)
+    /// requests alone, the crawler in the cache beside them; `lru_hit_ratio` is then over
+    /// all requests. Both from a sampled simulation (Che's approximation knows no crawler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_human_hit_ratio: Option<f64>,
     /// The most any cache could hit in the window if it was empty when the attack started
     /// (every object's first request misses), 0 to 1: the expectation for a run like this
     /// one.

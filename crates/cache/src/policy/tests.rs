@@ -222,7 +222,7 @@ fn full_with_crawler(
     c: &Catalogue,
     policy: Policy,
     capacity: Capacity,
-    crawler: shards::Crawler,
+    crawler: crate::Crawler,
     n: u64,
 ) -> f64 {
     let mut sampler = c.sampler(0, 1);
@@ -265,7 +265,7 @@ fn a_crawlers_cost_to_the_human_requests_is_predicted() {
     let capacity = Capacity::Objects(1_000);
     let alone = shards::predict(&c, 1_000.0, capacity, &Policy::ALL, None).unwrap();
     for unique in [false, true] {
-        let crawler = shards::Crawler { share: 0.3, unique };
+        let crawler = crate::Crawler { share: 0.3, unique };
         let predicted =
             shards::predict(&c, 1_000.0, capacity, &Policy::ALL, Some(crawler)).unwrap();
         for (p, before) in predicted.iter().zip(&alone) {
@@ -296,17 +296,17 @@ fn a_crawlers_cost_to_the_human_requests_is_predicted() {
 
 #[test]
 fn crawlers_are_parsed() {
-    let c = |t: &str| t.parse::<shards::Crawler>();
+    let c = |t: &str| t.parse::<crate::Crawler>();
     assert_eq!(
         c("30%"),
-        Ok(shards::Crawler {
+        Ok(crate::Crawler {
             share: 0.3,
             unique: false
         })
     );
     assert_eq!(
         c("10%:unique"),
-        Ok(shards::Crawler {
+        Ok(crate::Crawler {
             share: 0.1,
             unique: true
         })

@@ -33,6 +33,11 @@ pub(crate) struct CacheArgs {
     /// popularity, with a path, size and TTL of its own (default: none).
     #[arg(long, value_name = "RATE", requires = "catalogue")]
     pub(crate) churn: Option<String>,
+    /// A crawler beside the catalogue's requests, a share of all of them: SHARE% crawls the
+    /// catalogue from its least popular object up, SHARE%:unique asks new URLs; counted as
+    /// the class `crawler`, the rest as `human` (default: none).
+    #[arg(long, value_name = "SHARE[:KIND]", requires = "catalogue")]
+    pub(crate) crawler: Option<String>,
     /// The cache's capacity, bytes (64M) or objects (5000obj): the run file then says what an
     /// LRU of that size should hit (default: only the bounds of any cache).
     #[arg(long, value_name = "SIZE", requires = "catalogue")]
@@ -95,6 +100,13 @@ impl CacheArgs {
             hosts: self.vhosts.unwrap_or(1),
             seed: seed.unwrap_or(1),
             churn_per_s: self.churn.as_deref().map(churn_rate).transpose()?,
+            crawler: self
+                .crawler
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--crawler {e}"))?
+                .filter(|c: &vload_cache::Crawler| c.share > 0.0),
         };
         catalogue.check().map_err(anyhow::Error::msg)?;
         let capacity = self

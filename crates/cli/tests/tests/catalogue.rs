@@ -273,3 +273,83 @@ fn a_pass_with_failed_requests_is_not_complete() {
     let text = stdout(&o) + &stderr(&o);
     assert!(text.contains("one pass NOT complete"), "{text}");
 }
+
+/// #60: `--crawler` puts a crawler beside the catalogue's requests: its share of them, kept
+/// apart as the class `crawler` (the rest `human`), the classes adding up to the run; its
+/// new URLs are each asked once, as the origin's own count says; the run file keeps it.
+#[test]
+fn a_crawler_is_a_class_of_its_own() {
+    let _turn = shared();
+    let dir = Scratch::new("crawler");
+    let out = dir.path("crawler.json");
+    let origin = crate::util::origin();
+    run(
+        vload().args([
+            "attack",
+            "--catalogue",
+            "1000",
+            "--crawler",
+            "30%:unique",
+            "-n",
+            "3000",
+            "-c",
+            "4",
+            "--no-progress",
+            "-o",
+            out.to_str().unwrap(),
+            &origin.url(),
+        ]),
+        0,
+    );
+    let run = read_run(&out);
+    assert_eq!(
+        run.plan.catalogue.as_ref().unwrap().crawler.as_deref(),
+        Some("30%:unique")
+    );
+    let classes = run
+        .breakdowns
+        .iter()
+        .find(|b| b.by == "class")
+        .expect("a breakdown by class");
+    let count = |name: &str| {
+        classes
+            .groups
+            .iter()
+            .find(|g| g.name == name)
+            .map_or(0, |g| g.requests)
+    };
+    let (human, crawler) = (count("human"), count("crawler"));
+    assert_eq!(human + crawler, run.totals.completed, "{classes:?}");
+    let share = crawler as f64 / run.totals.completed as f64;
+    assert!((share - 0.3).abs() < 0.04, "{share}");
+    // Each new URL once: the origin saw as many paths past the catalogue as the crawler sent.
+    let stats = origin.stats();
+    let past: Vec<u64> = stats
+        .requests_by_path
+        .iter()
+        .filter(|(path, _)| {
+            path.strip_prefix("/c/")
+                .and_then(|p| p.split('?').next())
+                .and_then(|id| id.parse::<u64>().ok())
+                .is_some_and(|id| id >= 1000)
+        })
+        .map(|(_, n)| *n)
+        .collect();
+    assert_eq!(past.len() as u64, crawler, "one path each");
+    assert!(past.iter().all(|n| *n == 1));
+    // A bad crawler is one line naming the flag.
+    let bad = run_bad(&["--crawler", "30%:deep"]);
+    assert!(
+        bad.contains("--crawler '30%:deep' is not a crawler"),
+        "{bad}"
+    );
+}
+
+fn run_bad(extra: &[&str]) -> String {
+    let mut args = vec!["attack", "--catalogue", "10", "-n", "1"];
+    args.extend(extra);
+    let out = run(vload().args(&args), 2);
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    err
+}

@@ -31,11 +31,13 @@ impl CatalogueDraws {
         arena: &mut BytesMut,
     ) -> Drawn {
         let id = sampler.next_id();
+        let crawler = sampler.last_was_crawler();
         let watched = id < self.watched;
         let catalogue = sampler.catalogue();
         let Some(frame) = &self.frame else {
             let target = target(catalogue, id);
-            let tags = dims.tags(&target, Default::default());
+            let mut tags = dims.tags(&target, Default::default());
+            dims.mark_crawler(&mut tags, crawler);
             return Drawn {
                 tags,
                 form: Form::Target(Box::new(target)),
@@ -54,7 +56,8 @@ impl CatalogueDraws {
             |out| catalogue.write_host(id, |part| out.put_slice(part)),
         );
         let path = || String::from_utf8_lossy(&arena[start..end]).into_owned();
-        let tags = dims.catalogue_tags(catalogue.site_of(id), path);
+        let mut tags = dims.catalogue_tags(catalogue.site_of(id), path);
+        dims.mark_crawler(&mut tags, crawler);
         Drawn {
             tags,
             form: Form::Wire {

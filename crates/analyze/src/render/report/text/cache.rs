@@ -304,10 +304,10 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
             count(m.requests_before)
         ),
     );
-    let lru = if m.lru_hit_ratio.is_some() {
-        "LRU: Che's approximation, warm; "
-    } else {
-        ""
+    let lru = match (m.lru_hit_ratio, m.lru_human_hit_ratio) {
+        (Some(_), Some(_)) => "LRU: a sampled simulation with the crawler, warm; ",
+        (Some(_), None) => "LRU: Che's approximation, warm; ",
+        _ => "",
     };
     row(
         out,
@@ -321,6 +321,17 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
             ))
         ),
     );
+    if let Some(human) = m.lru_human_hit_ratio {
+        row(
+            out,
+            "",
+            "[the LRU's human requests alone]",
+            &format!(
+                "{}  (the crawler's requests left out: the breakdown by class has the measured)",
+                percent(human)
+            ),
+        );
+    }
     if let Some((held, ratio)) = s.lru_of_held {
         row(
             out,
