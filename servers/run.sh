@@ -26,7 +26,9 @@
 # vcl/catalogue.vcl; varnish is started by vcl/run.sh, which reads VARNISHD_ARGS too),
 # NGINX_CACHE_LOCK (nginx's proxy_cache_lock, on or off; default off), NGINX_USE_STALE
 # (nginx's proxy_cache_use_stale, e.g. 'error timeout updating http_503'; default off),
-# NGINX_BACKGROUND_UPDATE (proxy_cache_background_update, on or off; default off).
+# NGINX_BACKGROUND_UPDATE (proxy_cache_background_update, on or off; default off),
+# SQUID_POLICY (Squid's memory_replacement_policy: lru, 'heap LFUDA', 'heap GDSF', 'heap LRU';
+# default lru).
 set -euo pipefail
 
 server=${1:-}
@@ -107,6 +109,7 @@ sed -e "s|@LISTEN@|$listen|g" -e "s|@ORIGIN@|127.0.0.1:$origin_port|g" \
     -e "s|@CACHE_LOCK@|${NGINX_CACHE_LOCK:-off}|g" \
     -e "s|@USE_STALE@|${NGINX_USE_STALE:-off}|g" \
     -e "s|@BACKGROUND_UPDATE@|${NGINX_BACKGROUND_UPDATE:-off}|g" -e "s|@MEMBER@||g" \
+    -e "s|@MEMORY_POLICY@|${SQUID_POLICY:-lru}|g" \
     "$root/servers/$template" >"$conf"
 url="http://$listen/"
 probe=(--server-stats)

@@ -103,7 +103,8 @@ impl Cache {
             .replace("@ORIGIN_PORT@", &port)
             .replace("@WORK@", dir.to_str().unwrap())
             .replace("@CACHE_MB@", &cache_mb.to_string())
-            .replace("@MEMBER@", "");
+            .replace("@MEMBER@", "")
+            .replace("@MEMORY_POLICY@", "lru");
         let text = ["CACHE_LOCK", "USE_STALE", "BACKGROUND_UPDATE"]
             .iter()
             .fold(text, |text, key| {
