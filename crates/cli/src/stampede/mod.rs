@@ -173,6 +173,18 @@ fn request(method: &str, target: &str, host: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// How long an event's reads may last: a second before the next event can come, which at
+/// expiry is the max-age and the margin past it after the last fetch; half a second at least,
+/// [`EVENT_BOUND`] at most.
+fn read_bound(every: Duration, expiry: bool) -> Duration {
+    let spacing = if expiry { every + PAST_EXPIRY } else { every };
+    EVENT_BOUND.min(
+        spacing
+            .saturating_sub(Duration::from_secs(1))
+            .max(Duration::from_millis(500)),
+    )
+}
+
 /// The thread: connections, then an event at each expiry (or period, after a purge).
 fn run(
     spec: &StampedeSpec,
@@ -190,13 +202,9 @@ fn run(
         }
     };
     *lock(&shared.record) = Some(Recorded::new());
-    let bound = EVENT_BOUND.min(
-        spec.every
-            .saturating_sub(Duration::from_secs(1))
-            .max(Duration::from_millis(500)),
-    );
     // The expiry mode stores the object first: its max-age runs from that fetch's end.
     let expiry = spec.on == StampedeOn::Expiry;
+    let bound = read_bound(spec.every, expiry);
     let mut next = if expiry {
         let primed = burst_of_one(
             addr,
@@ -406,6 +414,17 @@ fn origin_count(stats: &crate::server::fetch::HttpUrl, target: &str) -> Option<u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An event's reads end a second before the next event can come: after the max-age and
+    /// its margin on expiry, after the period otherwise; half a second at least, ten at most.
+    #[test]
+    fn an_events_reads_are_bounded_by_the_next_event() {
+        let s = Duration::from_secs;
+        assert_eq!(read_bound(s(1), true), Duration::from_millis(1_020));
+        assert_eq!(read_bound(s(1), false), Duration::from_millis(500));
+        assert_eq!(read_bound(s(2), false), s(1));
+        assert_eq!(read_bound(s(60), true), EVENT_BOUND);
+    }
     use std::io::{Read as _, Write as _};
 
     /// The origin's count read from a page served once with `body`.
