@@ -6,6 +6,7 @@ use crate::hash::{mix, unit};
 use crate::popularity::Popularity;
 use crate::popularity::Zipf;
 use crate::size::SizeLaw;
+use crate::variants::{VariantKind, Variants};
 
 /// A seeded catalogue of objects. Object `id` < `objects` is the object of popularity rank
 /// `id` (0 the most asked); one-hit wonders take ids from `objects` up, each used once.
@@ -34,6 +35,9 @@ pub struct Catalogue {
     /// A crawler beside the catalogue's own requests (`--crawler`): its share of every
     /// request, crawling the catalogue from its least popular object up or asking new URLs.
     pub crawler: Option<crate::Crawler>,
+    /// Each object's variants (`--variants`): the cache keys it is asked under, a query
+    /// parameter or a header the origin varies on.
+    pub variants: Option<crate::Variants>,
 }
 
 /// An id's generation (how often its slot was replaced) sits above this bit; the rank below.
@@ -51,6 +55,7 @@ impl Default for Catalogue {
             seed: 1,
             churn_per_s: None,
             crawler: None,
+            variants: None,
         }
     }
 }
@@ -108,9 +113,15 @@ impl Catalogue {
         String::from_utf8(path).expect("catalogue paths are ASCII")
     }
 
-    /// Writes [`Catalogue::path`] through `put`, piece by piece, without allocating: the
-    /// engine writes it straight into the request it sends.
-    pub fn write_path(&self, id: u64, mut put: impl FnMut(&[u8])) {
+    /// Writes [`Catalogue::path`] through `put`, piece by piece, without allocating.
+    pub fn write_path(&self, id: u64, put: impl FnMut(&[u8])) {
+        self.write_variant_path(id, None, put);
+    }
+
+    /// Writes object `id`'s path as variant `variant` asks it, without allocating: the
+    /// engine writes it straight into the request it sends. A query variant adds its
+    /// parameter; a header variant asks the origin to vary on the header.
+    pub fn write_variant_path(&self, id: u64, variant: Option<u32>, mut put: impl FnMut(&[u8])) {
         let (rank, generation) = (id & ((1 << GENERATION_SHIFT) - 1), id >> GENERATION_SHIFT);
         let mut number = itoa::Buffer::new();
         put(b"/c/");
@@ -125,6 +136,48 @@ impl Catalogue {
             put(b"&cache=max-age=");
             put(number.format(ttl).as_bytes());
         }
+        match (self.variants, variant) {
+            (Some(v), Some(k)) if v.kind == VariantKind::Query => {
+                put(b"&");
+                put(crate::variants::QUERY_PARAMETER.as_bytes());
+                put(b"=");
+                Variants::write_value(k, put);
+            }
+            (Some(_), Some(_)) => {
+                put(b"&header=Vary:");
+                put(crate::variants::VARY_HEADER.as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    /// Writes variant `variant`'s request header line (`Accept-Language: v3`, no line end)
+    /// through `put`; false (nothing written) unless the catalogue's variants are headers.
+    pub fn write_variant_header(&self, variant: Option<u32>, mut put: impl FnMut(&[u8])) -> bool {
+        match (self.variants, variant) {
+            (Some(v), Some(k)) if v.kind == VariantKind::Vary => {
+                put(crate::variants::VARY_NAME.as_bytes());
+                put(b": ");
+                Variants::write_value(k, put);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The cache key of object `id`'s variant `variant`, for a cache that keys on variants:
+    /// `id` itself without variants, else below [`Catalogue::keys`] for the catalogue's
+    /// objects and at or above it for one-hit wonders.
+    pub fn key(&self, id: u64, variant: Option<u32>) -> u64 {
+        match (self.variants, variant) {
+            (Some(v), Some(k)) => id * u64::from(v.count) + u64::from(k),
+            _ => id,
+        }
+    }
+
+    /// The cache keys of the catalogue's objects: objects times variants.
+    pub fn keys(&self) -> u64 {
+        self.objects * self.variants.map_or(1, |v| u64::from(v.count))
     }
 
     /// The object in slot `rank` after `replaced` replacements since the start.
@@ -150,6 +203,15 @@ impl Catalogue {
                 Popularity::Zipf(s) => Some(Zipf::new(self.objects, s)),
                 _ => None,
             },
+            variant_zipf: match self.variants {
+                Some(Variants {
+                    count,
+                    law: Popularity::Zipf(s),
+                    ..
+                }) => Some(Zipf::new(u64::from(count), s)),
+                _ => None,
+            },
+            variant: None,
             catalogue: self.clone(),
             state: mix(self.seed ^ (u64::from(worker) << 32) ^ 0xc0ff_ee00),
             worker: u64::from(worker),
@@ -180,6 +242,7 @@ impl Catalogue {
             total_bytes: self.total_bytes(),
             churn_per_s: self.churn_per_s,
             crawler: self.crawler.map(|c| c.to_string()),
+            variants: self.variants.map(|v| v.to_string()),
         }
     }
 
@@ -218,6 +281,17 @@ impl Catalogue {
                 return Err("--churn and --ttl together: the model covers objects that expire or objects that are replaced, not both; give one".into());
             }
         }
+        if self.variants.is_some() && self.crawler.is_some() {
+            return Err("--variants and --crawler together: the crawler's model knows no variants; give one".into());
+        }
+        if self.keys() > MAX_OBJECTS {
+            return Err(format!(
+                "--catalogue {} with --variants {}: {} cache keys, at most {MAX_OBJECTS}: give fewer objects or variants",
+                self.objects,
+                self.variants.map_or(1, |v| v.count),
+                self.keys()
+            ));
+        }
         Ok(())
     }
 }
@@ -231,6 +305,10 @@ pub(crate) const MAX_OBJECTS: u64 = 100_000_000;
 pub struct Sampler {
     catalogue: Catalogue,
     zipf: Option<Zipf>,
+    /// The variants' Zipf law, when they are drawn by one.
+    variant_zipf: Option<Zipf>,
+    /// The last draw's variant (`--variants`).
+    variant: Option<u32>,
     state: u64,
     worker: u64,
     workers: u64,
@@ -268,12 +346,21 @@ impl Sampler {
     /// The next object's id, `at` seconds from the start.
     pub fn next_id_at(&mut self, at: f64) -> u64 {
         let rank = self.next_rank();
+        self.variant = self.catalogue.variants.map(|v| match self.variant_zipf {
+            Some(zipf) => (zipf.sample(|| self.uniform()) - 1) as u32,
+            None => ((self.uniform() * f64::from(v.count)) as u32).min(v.count - 1),
+        });
         match self.catalogue.churn_per_s {
             Some(churn) if rank < self.catalogue.objects => {
                 self.catalogue.churned(rank, (churn * at) as u64)
             }
             _ => rank,
         }
+    }
+
+    /// The last draw's variant, with `--variants`.
+    pub fn last_variant(&self) -> Option<u32> {
+        self.variant
     }
 
     /// True when the last id drawn was the crawler's (`--crawler`), not the catalogue's own.

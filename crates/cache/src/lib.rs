@@ -38,6 +38,7 @@ pub mod policy;
 mod popularity;
 mod record;
 mod size;
+mod variants;
 
 pub use capacity::{Capacity, parse_capacity};
 pub use catalogue::{Catalogue, Sampler};
@@ -46,3 +47,4 @@ pub use parse::{parse_bytes, parse_ttl};
 pub use popularity::{Popularity, Zipf};
 pub use record::{model_record, remodel};
 pub use size::{SizeLaw, TABLE_SIZES};
+pub use variants::{MOST_VARIANTS, QUERY_PARAMETER, VARY_HEADER, VARY_NAME, VariantKind, Variants};

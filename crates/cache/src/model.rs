@@ -90,7 +90,26 @@ fn groups(c: &Catalogue) -> Vec<Group> {
         });
         start = end;
     }
-    out
+    match c.variants {
+        Some(variants) => with_variants(&out, &variants.weights()),
+        None => out,
+    }
+}
+
+/// The groups of a cache that keys on each variant: every object's group once for each
+/// group of its variants, each variant asked at its share of the object's probability and
+/// as large as the object.
+fn with_variants(groups: &[Group], weights: &[(f64, f64)]) -> Vec<Group> {
+    groups
+        .iter()
+        .flat_map(|g| {
+            weights.iter().map(move |&(count, share)| Group {
+                count: g.count * count,
+                p: g.p * share,
+                bytes: g.bytes * count,
+            })
+        })
+        .collect()
 }
 
 /// The TTLs the model averages over, each with its weight.

@@ -1,6 +1,6 @@
 //! The catalogue and the model in a run file.
 
-use vload_schema::{CacheModelRecord, CatalogueRecord, RunFile};
+use vload_schema::{CacheModelRecord, CatalogueRecord, NormalisedModel, RunFile};
 
 use crate::model::{Load, predict};
 use crate::{Capacity, Catalogue, parse_capacity};
@@ -22,6 +22,7 @@ impl Catalogue {
             seed: r.seed,
             churn_per_s: r.churn_per_s,
             crawler: r.crawler.as_deref().map(str::parse).transpose()?,
+            variants: r.variants.as_deref().map(str::parse).transpose()?,
         };
         catalogue.check()?;
         Ok(catalogue)
@@ -55,15 +56,13 @@ pub fn model_record(
         .warmed
         .as_ref()
         .is_some_and(|w| w.until == "pass" && w.reached);
-    let prediction = predict(
-        Load {
-            catalogue,
-            rate_per_s: rate,
-            before: if passed { u64::MAX >> 16 } else { before },
-            window,
-        },
-        capacity,
-    );
+    let load = Load {
+        catalogue,
+        rate_per_s: rate,
+        before: if passed { u64::MAX >> 16 } else { before },
+        window,
+    };
+    let prediction = predict(load, capacity);
     let record = CacheModelRecord {
         capacity: capacity.map(|c| c.to_string()),
         lru_hit_ratio: prediction.lru.map(|(h, _)| h),
@@ -72,13 +71,35 @@ pub fn model_record(
         cold_bound: prediction.cold_bound,
         realized_cold_bound: None,
         ttl_bound: prediction.ttl_bound,
+        normalised: None,
         rate_per_s: rate,
         requests_before: before,
         requests_window: window,
     };
-    match catalogue.crawler {
-        Some(crawler) => with_crawler(record, catalogue, capacity, crawler),
-        None => record,
+    match (catalogue.crawler, catalogue.variants) {
+        (Some(crawler), _) => with_crawler(record, catalogue, capacity, crawler),
+        (None, Some(_)) => {
+            let one = Catalogue {
+                variants: None,
+                ..catalogue.clone()
+            };
+            let normalised = predict(
+                Load {
+                    catalogue: &one,
+                    ..load
+                },
+                capacity,
+            );
+            CacheModelRecord {
+                normalised: Some(NormalisedModel {
+                    lru_hit_ratio: normalised.lru.map(|(h, _)| h),
+                    cold_bound: normalised.cold_bound,
+                    ttl_bound: normalised.ttl_bound,
+                }),
+                ..record
+            }
+        }
+        (None, None) => record,
     }
 }
 

@@ -325,9 +325,9 @@ impl Attack {
                     .map_err(EngineError::Targets)?,
                 self.held.clone(),
             ),
-            (_, _, Some(catalogue)) => {
-                Source::Catalogue(catalogue.sampler(global, workers).starting_at(self.t0))
-            }
+            (_, _, Some(catalogue)) => Source::Catalogue(Box::new(
+                catalogue.sampler(global, workers).starting_at(self.t0),
+            )),
             _ => Source::Own,
         };
         Ok(WorkerSetup {

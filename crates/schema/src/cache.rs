@@ -30,6 +30,11 @@ pub struct CatalogueRecord {
     /// least popular object up) or `10%:unique` (new URLs), its share of every request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crawler: Option<String>,
+    /// Each object's variants (`--variants`): `16:query:uniform` (a tracking parameter,
+    /// `utm_source`, in the URL) or `4:vary:zipf:1` (an `Accept-Language` the origin varies
+    /// on), and the law each request picks its variant by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variants: Option<String>,
 }
 
 /// What a cache should have achieved for the catalogue over the measured window.
@@ -66,12 +71,30 @@ pub struct CacheModelRecord {
     /// are replaced (`--churn`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_bound: Option<f64>,
+    /// With variants (`--variants`): the same model for a cache that normalises them away
+    /// (one key an object), beside the figures above for one that keys on each variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalised: Option<NormalisedModel>,
     /// Requests a second the model assumed (the window's).
     pub rate_per_s: f64,
     /// Requests sent before the window (warm-up), which the cold bound counts as warming.
     pub requests_before: u64,
     /// Requests in the window.
     pub requests_window: u64,
+}
+
+/// What the model says of a cache that keys each object once, its variants normalised
+/// away (the parameter stripped, the header folded), for the same load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NormalisedModel {
+    /// The LRU's hit ratio once warm (with `--cache-size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_hit_ratio: Option<f64>,
+    /// The most any cache could hit in the window from empty.
+    pub cold_bound: f64,
+    /// The most any cache can hit once warm under the max-age or churn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_bound: Option<f64>,
 }
 
 /// Purges sent beside the load (`--purge-every`), burst by burst, kept apart from the

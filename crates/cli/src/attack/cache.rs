@@ -38,6 +38,11 @@ pub(crate) struct CacheArgs {
     /// the class `crawler`, the rest as `human` (default: none).
     #[arg(long, value_name = "SHARE[:KIND]", requires = "catalogue")]
     pub(crate) crawler: Option<String>,
+    /// Each object's variants, N of them: N or N:query puts a tracking parameter in the URL
+    /// (&utm_source=v0 to vN-1), N:vary sends Accept-Language: vK and has the origin answer
+    /// Vary: Accept-Language; each request picks one, uniformly or by :zipf:S (default: none).
+    #[arg(long, value_name = "N[:KIND][:LAW]", requires = "catalogue")]
+    pub(crate) variants: Option<String>,
     /// The cache's capacity, bytes (64M) or objects (5000obj): the run file then says what an
     /// LRU of that size should hit (default: only the bounds of any cache).
     #[arg(long, value_name = "SIZE", requires = "catalogue")]
@@ -107,6 +112,12 @@ impl CacheArgs {
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--crawler {e}"))?
                 .filter(|c: &vload_cache::Crawler| c.share > 0.0),
+            variants: self
+                .variants
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--variants {e}"))?,
         };
         catalogue.check().map_err(anyhow::Error::msg)?;
         let capacity = self

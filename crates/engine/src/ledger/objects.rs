@@ -27,7 +27,8 @@ impl ObjectDraws {
     /// Draws of a catalogue of `objects`; `None` when it is too large to keep, or when
     /// `churn` replaces objects (a replaced object is a new one under the same rank).
     pub(crate) fn new(catalogue: &vload_cache::Catalogue) -> Option<ObjectDraws> {
-        let objects = catalogue.objects;
+        // A cache that keys on variants stores each apart: the run's keys are its objects.
+        let objects = catalogue.keys();
         if objects > MOST_OBJECTS || catalogue.churn_per_s.is_some() {
             return None;
         }

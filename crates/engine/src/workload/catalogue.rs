@@ -31,18 +31,19 @@ impl CatalogueDraws {
         arena: &mut BytesMut,
     ) -> Drawn {
         let id = sampler.next_id();
-        let crawler = sampler.last_was_crawler();
+        let (crawler, variant) = (sampler.last_was_crawler(), sampler.last_variant());
         let watched = id < self.watched;
         let catalogue = sampler.catalogue();
+        let object = Some(catalogue.key(id, variant));
         let Some(frame) = &self.frame else {
-            let target = target(catalogue, id);
+            let target = target(catalogue, id, variant);
             let mut tags = dims.tags(&target, Default::default());
             dims.mark_crawler(&mut tags, crawler);
             return Drawn {
                 tags,
                 form: Form::Target(Box::new(target)),
                 watched,
-                object: Some(id),
+                object,
             };
         };
         let (mut start, mut end) = (0, 0);
@@ -50,10 +51,11 @@ impl CatalogueDraws {
             arena,
             |out| {
                 start = out.len();
-                catalogue.write_path(id, |part| out.put_slice(part));
+                catalogue.write_variant_path(id, variant, |part| out.put_slice(part));
                 end = out.len();
             },
             |out| catalogue.write_host(id, |part| out.put_slice(part)),
+            |out| catalogue.write_variant_header(variant, |part| out.put_slice(part)),
         );
         let path = || String::from_utf8_lossy(&arena[start..end]).into_owned();
         let mut tags = dims.catalogue_tags(catalogue.site_of(id), path);
@@ -69,14 +71,14 @@ impl CatalogueDraws {
                 authority: None,
             },
             watched,
-            object: Some(id),
+            object,
         }
     }
 }
 
-/// Object `id`'s request as a target: its path, and its virtual host when the catalogue has
-/// several.
-fn target(catalogue: &vload_cache::Catalogue, id: u64) -> Target {
+/// Object `id`'s request as a target: its path, its virtual host when the catalogue has
+/// several, and its variant's header when the variants are headers.
+fn target(catalogue: &vload_cache::Catalogue, id: u64, variant: Option<u32>) -> Target {
     let mut headers = http::HeaderMap::new();
     if let Some(host) = catalogue.host_of(id) {
         headers.insert(
@@ -84,11 +86,21 @@ fn target(catalogue: &vload_cache::Catalogue, id: u64) -> Target {
             http::HeaderValue::from_str(&host).expect("site names are valid header values"),
         );
     }
+    let mut line = Vec::new();
+    if catalogue.write_variant_header(variant, |part| line.extend_from_slice(part)) {
+        let value = &line[vload_cache::VARY_NAME.len() + 2..];
+        headers.insert(
+            http::HeaderName::from_static(vload_cache::VARY_NAME),
+            http::HeaderValue::from_bytes(value).expect("variant values are valid header values"),
+        );
+    }
+    let mut path = Vec::with_capacity(64);
+    catalogue.write_variant_path(id, variant, |part| path.extend_from_slice(part));
     Target {
         method: None,
         authority: None,
         https: None,
-        path: http::uri::PathAndQuery::from_maybe_shared(catalogue.path(id))
+        path: http::uri::PathAndQuery::from_maybe_shared(bytes::Bytes::from(path))
             .expect("catalogue paths are valid"),
         headers,
         body: bytes::Bytes::new(),

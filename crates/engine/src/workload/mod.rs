@@ -43,7 +43,7 @@ pub(crate) enum Source {
     /// Target files: the worker's walk, over the lists held in memory if they are.
     Files(FileStream, Option<Arc<Held>>),
     /// A catalogue's objects, as this worker draws them.
-    Catalogue(vload_cache::Sampler),
+    Catalogue(Box<vload_cache::Sampler>),
 }
 
 /// One worker's requests (see the module's docs).
@@ -215,7 +215,7 @@ mod tests {
         other.protocol = protocol;
         let sampler = plan.catalogue.as_ref().unwrap().sampler(0, 1);
         let dims = Arc::new(Dimensions::new(plan, None));
-        let workload = Workload::new(&other, Source::Catalogue(sampler), dims);
+        let workload = Workload::new(&other, Source::Catalogue(Box::new(sampler)), dims);
         (0..n)
             .map(|_| {
                 let drawn = workload.draw().unwrap();
@@ -227,19 +227,42 @@ mod tests {
 
     #[test]
     fn a_catalogue_request_written_in_place_is_the_targets_request() {
-        for (method, body) in [(Method::GET, &b""[..]), (Method::POST, b"abc")] {
-            let plan = plan(Protocol::default(), method, body);
+        let cases = [
+            (Method::GET, &b""[..], None),
+            (Method::POST, b"abc", None),
+            (Method::GET, b"", Some("4")),
+            (Method::GET, b"", Some("4:vary")),
+        ];
+        for (method, body, variants) in cases {
+            let mut plan = plan(Protocol::default(), method, body);
+            if let Some(catalogue) = plan.catalogue.as_mut() {
+                catalogue.variants = variants.map(|v| v.parse().unwrap());
+            }
             let sampler = plan.catalogue.as_ref().unwrap().sampler(0, 1);
             let dims = Arc::new(Dimensions::new(&plan, None));
-            let workload = Workload::new(&plan, Source::Catalogue(sampler), dims);
+            let workload = Workload::new(&plan, Source::Catalogue(Box::new(sampler)), dims);
             for (tags, expected) in as_targets(&plan, 200) {
                 let drawn = workload.draw().unwrap();
                 assert_eq!(drawn.tags, tags);
                 let wire = drawn.into_wire().expect("a catalogue object's bytes");
-                assert_eq!(
-                    String::from_utf8_lossy(&wire.bytes),
-                    String::from_utf8_lossy(&expected)
-                );
+                let text = String::from_utf8_lossy(&wire.bytes);
+                // The same request line and header lines; the variant's header may come
+                // before the attack's own in place, after them as a target.
+                let lines = |t: &str| {
+                    let mut lines: Vec<String> = t.split("\r\n").map(str::to_owned).collect();
+                    lines[1..].sort();
+                    lines
+                };
+                assert_eq!(lines(&text), lines(&String::from_utf8_lossy(&expected)));
+                match variants {
+                    Some("4") => assert!(text.contains("&utm_source=v"), "{text}"),
+                    Some(_) => assert!(
+                        text.contains("&header=Vary:Accept-Language HTTP/1.1\r\n")
+                            && text.contains("\r\naccept-language: v"),
+                        "{text}"
+                    ),
+                    None => assert!(!text.contains("utm_") && !text.contains("Vary"), "{text}"),
+                }
                 assert_eq!(wire.body, body.len() as u64);
             }
         }

@@ -161,12 +161,14 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// Writes one request into `out`: `path` writes the path and query, `host` the Host's
-    /// value (false: it wrote nothing, the attack's Host goes).
+    /// value (false: it wrote nothing, the attack's Host goes), `line` one more header line
+    /// after it, without its line end (false: none).
     pub(crate) fn write(
         &self,
         out: &mut BytesMut,
         path: impl FnOnce(&mut BytesMut),
         host: impl FnOnce(&mut BytesMut) -> bool,
+        line: impl FnOnce(&mut BytesMut) -> bool,
     ) {
         out.reserve(self.method.len() + 64 + self.host.len() + self.rest.len());
         out.put_slice(&self.method);
@@ -174,6 +176,11 @@ impl Frame {
         out.put_slice(b" HTTP/1.1\r\nhost: ");
         if !host(out) {
             out.put_slice(&self.host);
+        }
+        let mark = out.len();
+        out.put_slice(b"\r\n");
+        if !line(out) {
+            out.truncate(mark);
         }
         out.put_slice(&self.rest);
     }

@@ -9,6 +9,7 @@ mod phases;
 pub(crate) mod stack;
 mod stampede;
 mod tiers;
+mod variants;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;
