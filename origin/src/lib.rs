@@ -17,6 +17,11 @@
 //! | `slow=BPS` | send the body at BPS bytes per second |
 //! | `header=Name:Value` | add a response header (e.g. `X-Cache:HIT`) |
 //!
+//! A `Range: bytes=A-B` (or `A-`, or `-N`) on a `size=` body of status 200 is answered 206
+//! with that part and its `Content-Range`, 416 past the end; several ranges get the whole
+//! body. Bodies are streamed in 16 KiB slices of one static buffer, whatever their size (a
+//! `size=100000000` costs the origin no more memory than `size=10`).
+//!
 //! `GET /stats` returns [`StatsSnapshot`] as JSON: requests total and per path, connections
 //! accepted and open, so a test counts backend fetches the way cache benchmarks do.
 //! `POST /plan?steps=10s:refuse,20s:up` makes the origin follow a plan of states (an outage,
@@ -58,6 +63,7 @@ mod config;
 mod h3;
 mod plan;
 mod queue;
+mod range;
 mod reset;
 mod service;
 mod stats;

@@ -6,8 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, HeaderValue};
+use http::header::{
+    ACCEPT_RANGES, CACHE_CONTROL, CONNECTION, CONTENT_RANGE, CONTENT_TYPE, HeaderValue,
+};
 use http::{Method, Request, Response, StatusCode, Version};
+
+use crate::range::Ranged;
 use http_body_util::BodyExt as _;
 
 use crate::body::{ResetOnPurpose, SynthBody};
@@ -274,19 +278,57 @@ pub(crate) async fn handle<B: http_body::Body + Unpin>(
     }
     let close = params.close || config.close_after.is_some_and(|n| n_conn >= n);
     let close = close && req.version() <= Version::HTTP_11;
-    Ok(answer(&params, (path, config, &conn), close, began))
+    let range = range_of(&req);
+    Ok(answer(
+        &params,
+        (path, config, &conn),
+        (close, range),
+        began,
+    ))
+}
+
+/// The request's `Range` header, if it has one in ASCII.
+fn range_of<B>(req: &Request<B>) -> Option<&str> {
+    req.headers()
+        .get(http::header::RANGE)
+        .and_then(|v| v.to_str().ok())
 }
 
 /// The response a request's parameters shape, `close` saying the connection ends after it.
 fn answer(
     params: &Params<'_>,
     (path, config, conn): (&str, &OriginConfig, &ConnState),
-    close: bool,
+    (close, range): (bool, Option<&str>),
     began: std::time::Instant,
 ) -> Response<SynthBody> {
-    let mut response = Response::new(body(params, path, config, conn));
-    *response.status_mut() = params.status.unwrap_or(StatusCode::OK);
+    // A range of a sized 200 body: 206 with the part, 416 past its end.
+    let full = params.size.map(|size| body_len(size, path));
+    let ranged = match (range, full, params.status) {
+        (Some(range), Some(size), None) => crate::range::ranged(range, size),
+        _ => Ranged::Whole,
+    };
+    let (status, len, content_range) = match (ranged, full) {
+        (Ranged::Part { first, last }, Some(size)) => (
+            StatusCode::PARTIAL_CONTENT,
+            Some(last - first + 1),
+            Some(format!("bytes {first}-{last}/{size}")),
+        ),
+        (Ranged::Unsatisfiable, Some(size)) => (
+            StatusCode::RANGE_NOT_SATISFIABLE,
+            Some(0),
+            Some(format!("bytes */{size}")),
+        ),
+        _ => (params.status.unwrap_or(StatusCode::OK), full, None),
+    };
+    let mut response = Response::new(body(params, len, config, conn));
+    *response.status_mut() = status;
     let headers = response.headers_mut();
+    if full.is_some() {
+        headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    }
+    if let Some(value) = content_range.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.insert(CONTENT_RANGE, value);
+    }
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     if let Some(cache) = params.cache
         && let Ok(value) = HeaderValue::from_str(cache)
@@ -319,9 +361,14 @@ fn server_timing(took: Duration) -> HeaderValue {
 }
 
 /// The response body a request's parameters ask for.
-fn body(params: &Params<'_>, path: &str, config: &OriginConfig, conn: &ConnState) -> SynthBody {
-    let mut body = match params.size {
-        Some(size) => SynthBody::sized(body_len(size, path)),
+fn body(
+    params: &Params<'_>,
+    len: Option<u64>,
+    config: &OriginConfig,
+    conn: &ConnState,
+) -> SynthBody {
+    let mut body = match len {
+        Some(len) => SynthBody::sized(len),
         None => SynthBody::hello(),
     };
     if params.chunked {

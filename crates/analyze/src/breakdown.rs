@@ -40,6 +40,8 @@ pub struct GroupSummary {
     pub first_byte: Option<LatencySummary>,
     /// Its responses' transfer, likewise.
     pub transfer: Option<LatencySummary>,
+    /// Body bytes received.
+    pub bytes_in: u64,
 }
 
 impl BreakdownSummary {
@@ -81,6 +83,7 @@ impl BreakdownSummary {
                     latency: LatencySummary::of(&g.latency)?,
                     first_byte: g.first_byte.as_ref().map(LatencySummary::of).transpose()?,
                     transfer: g.transfer.as_ref().map(LatencySummary::of).transpose()?,
+                    bytes_in: g.bytes_in,
                 })
             })
             .collect::<Result<_, SchemaError>>()?;

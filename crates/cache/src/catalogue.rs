@@ -2,9 +2,8 @@
 
 use vload_schema::CatalogueRecord;
 
-use crate::hash::{mix, unit};
+use crate::hash::mix;
 use crate::popularity::Popularity;
-use crate::popularity::Zipf;
 use crate::size::SizeLaw;
 use crate::variants::{VariantKind, Variants};
 
@@ -38,6 +37,8 @@ pub struct Catalogue {
     /// Each object's variants (`--variants`): the cache keys it is asked under, a query
     /// parameter or a header the origin varies on.
     pub variants: Option<crate::Variants>,
+    /// A share of requests asking a range of their object (`--ranges`).
+    pub ranges: Option<crate::Ranges>,
 }
 
 /// An id's generation (how often its slot was replaced) sits above this bit; the rank below.
@@ -56,6 +57,7 @@ impl Default for Catalogue {
             churn_per_s: None,
             crawler: None,
             variants: None,
+            ranges: None,
         }
     }
 }
@@ -151,17 +153,39 @@ impl Catalogue {
         }
     }
 
-    /// Writes variant `variant`'s request header line (`Accept-Language: v3`, no line end)
-    /// through `put`; false (nothing written) unless the catalogue's variants are headers.
-    pub fn write_variant_header(&self, variant: Option<u32>, mut put: impl FnMut(&[u8])) -> bool {
-        match (self.variants, variant) {
-            (Some(v), Some(k)) if v.kind == VariantKind::Vary => {
-                put(crate::variants::VARY_NAME.as_bytes());
-                put(b": ");
-                Variants::write_value(k, put);
-                true
-            }
-            _ => false,
+    /// Writes the request's own header lines, each after a line end (`\r\naccept-language:
+    /// v3`, `\r\nrange: bytes=0-65535`), through `put`: its variant's header when the
+    /// variants are headers, its range when it asks one.
+    pub fn write_header_lines(
+        &self,
+        variant: Option<u32>,
+        range: Option<crate::ByteRange>,
+        mut put: impl FnMut(&[u8]),
+    ) {
+        if let (Some(v), Some(k)) = (self.variants, variant)
+            && v.kind == VariantKind::Vary
+        {
+            put(b"\r\n");
+            put(crate::variants::VARY_NAME.as_bytes());
+            put(b": ");
+            Variants::write_value(k, &mut put);
+        }
+        if let Some(range) = range {
+            put(b"\r\nrange: ");
+            range.write_value(put);
+        }
+    }
+
+    /// The classes a catalogue's draws put requests in, when they make any: `human` and
+    /// `crawler` with a crawler, `whole` and `range` with ranges, both crossed with both
+    /// (see [`crate::Sampler::last_class`]).
+    pub fn drawn_classes(&self) -> Option<Vec<String>> {
+        let by = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect();
+        match (self.crawler.is_some(), self.ranges.is_some()) {
+            (true, true) => Some(by(&["human", "crawler", "human range", "crawler range"])),
+            (true, false) => Some(by(&["human", "crawler"])),
+            (false, true) => Some(by(&["whole", "range"])),
+            (false, false) => None,
         }
     }
 
@@ -195,35 +219,6 @@ impl Catalogue {
         rank | (generation << GENERATION_SHIFT)
     }
 
-    /// Worker `worker` of `workers`' draws (counted over every shard's workers, so that
-    /// shards deal the same catalogue and no two workers share a one-hit wonder).
-    pub fn sampler(&self, worker: u32, workers: u32) -> Sampler {
-        Sampler {
-            zipf: match self.popularity {
-                Popularity::Zipf(s) => Some(Zipf::new(self.objects, s)),
-                _ => None,
-            },
-            variant_zipf: match self.variants {
-                Some(Variants {
-                    count,
-                    law: Popularity::Zipf(s),
-                    ..
-                }) => Some(Zipf::new(u64::from(count), s)),
-                _ => None,
-            },
-            variant: None,
-            catalogue: self.clone(),
-            state: mix(self.seed ^ (u64::from(worker) << 32) ^ 0xc0ff_ee00),
-            worker: u64::from(worker),
-            workers: u64::from(workers.max(1)),
-            crawled: 0,
-            unique: 0,
-            crawler_drawn: 0,
-            crawler_last: false,
-            start: std::time::Instant::now(),
-        }
-    }
-
     /// The bytes of every object asked again (one-hit wonders not included).
     pub fn total_bytes(&self) -> u64 {
         (0..self.objects).map(|id| self.size_of(id)).sum()
@@ -243,6 +238,7 @@ impl Catalogue {
             churn_per_s: self.churn_per_s,
             crawler: self.crawler.map(|c| c.to_string()),
             variants: self.variants.map(|v| v.to_string()),
+            ranges: self.ranges.map(|r| r.to_string()),
         }
     }
 
@@ -299,123 +295,6 @@ impl Catalogue {
 /// The most objects a catalogue may have: its size and the cache model are each a pass over
 /// every object (about 25 ns an object), so that 10^8 costs seconds, not minutes.
 pub(crate) const MAX_OBJECTS: u64 = 100_000_000;
-
-/// One worker's endless draws from a catalogue.
-#[derive(Debug, Clone)]
-pub struct Sampler {
-    catalogue: Catalogue,
-    zipf: Option<Zipf>,
-    /// The variants' Zipf law, when they are drawn by one.
-    variant_zipf: Option<Zipf>,
-    /// The last draw's variant (`--variants`).
-    variant: Option<u32>,
-    state: u64,
-    worker: u64,
-    workers: u64,
-    crawled: u64,
-    unique: u64,
-    /// The crawler's requests so far, and whether the last draw was one.
-    crawler_drawn: u64,
-    crawler_last: bool,
-    /// When the draws' clock starts (churn counts replacements from it).
-    start: std::time::Instant,
-}
-
-impl Sampler {
-    fn uniform(&mut self) -> f64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        unit(mix(self.state))
-    }
-
-    /// The same draws with replacements counted from `start` (the attack's start, shared by
-    /// every worker and shard).
-    pub fn starting_at(mut self, start: std::time::Instant) -> Sampler {
-        self.start = start;
-        self
-    }
-
-    /// The next object's id, now.
-    pub fn next_id(&mut self) -> u64 {
-        let at = match self.catalogue.churn_per_s {
-            Some(_) => self.start.elapsed().as_secs_f64(),
-            None => 0.0,
-        };
-        self.next_id_at(at)
-    }
-
-    /// The next object's id, `at` seconds from the start.
-    pub fn next_id_at(&mut self, at: f64) -> u64 {
-        let rank = self.next_rank();
-        self.variant = self.catalogue.variants.map(|v| match self.variant_zipf {
-            Some(zipf) => (zipf.sample(|| self.uniform()) - 1) as u32,
-            None => ((self.uniform() * f64::from(v.count)) as u32).min(v.count - 1),
-        });
-        match self.catalogue.churn_per_s {
-            Some(churn) if rank < self.catalogue.objects => {
-                self.catalogue.churned(rank, (churn * at) as u64)
-            }
-            _ => rank,
-        }
-    }
-
-    /// The last draw's variant, with `--variants`.
-    pub fn last_variant(&self) -> Option<u32> {
-        self.variant
-    }
-
-    /// True when the last id drawn was the crawler's (`--crawler`), not the catalogue's own.
-    pub fn last_was_crawler(&self) -> bool {
-        self.crawler_last
-    }
-
-    /// The next rank drawn (a one-hit wonder's id from `objects` up).
-    fn next_rank(&mut self) -> u64 {
-        let n = self.catalogue.objects;
-        self.crawler_last = false;
-        if let Some(crawler) = self.catalogue.crawler
-            && self.uniform() < crawler.share
-        {
-            self.crawler_last = true;
-            let k = self.worker + self.workers * self.crawler_drawn;
-            self.crawler_drawn += 1;
-            if crawler.unique {
-                // New URLs share the one-hit wonders' ids, from one counter: none repeats.
-                let id = n + self.worker + self.workers * self.unique;
-                self.unique += 1;
-                return id;
-            }
-            // From the least popular object up, each worker its own stride.
-            return n - 1 - k % n;
-        }
-        if self.catalogue.one_hit_wonders > 0.0 && self.uniform() < self.catalogue.one_hit_wonders {
-            let id = n + self.worker + self.workers * self.unique;
-            self.unique += 1;
-            return id;
-        }
-        match self.catalogue.popularity {
-            Popularity::Zipf(_) => {
-                let zipf = self.zipf.expect("a Zipf catalogue has its sampler");
-                zipf.sample(|| self.uniform()) - 1
-            }
-            Popularity::Uniform => ((self.uniform() * n as f64) as u64).min(n - 1),
-            Popularity::Hot { objects, requests } => {
-                if self.uniform() < requests {
-                    let hot = Popularity::hot_objects(objects, n);
-                    ((self.uniform() * hot as f64) as u64).min(hot - 1)
-                } else {
-                    let id = (self.worker + self.workers * self.crawled) % n;
-                    self.crawled += 1;
-                    id
-                }
-            }
-        }
-    }
-
-    /// The catalogue drawn from.
-    pub fn catalogue(&self) -> &Catalogue {
-        &self.catalogue
-    }
-}
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {

@@ -23,6 +23,7 @@ impl Catalogue {
             churn_per_s: r.churn_per_s,
             crawler: r.crawler.as_deref().map(str::parse).transpose()?,
             variants: r.variants.as_deref().map(str::parse).transpose()?,
+            ranges: r.ranges.as_deref().map(str::parse).transpose()?,
         };
         catalogue.check()?;
         Ok(catalogue)

@@ -182,7 +182,7 @@ mod tests {
         let mut path = Vec::new();
         c.write_variant_path(7, Some(3), |p| path.extend_from_slice(p));
         assert_eq!(path, b"/c/7?size=4096&utm_source=v3");
-        assert!(!c.write_variant_header(Some(3), |_| panic!("a query variant has no header")));
+        c.write_header_lines(Some(3), None, |_| panic!("a query variant has no header"));
         let vary = crate::Catalogue {
             variants: Some("4:vary".parse().unwrap()),
             ..c.clone()
@@ -191,8 +191,8 @@ mod tests {
         vary.write_variant_path(7, Some(3), |p| path.extend_from_slice(p));
         assert_eq!(path, b"/c/7?size=4096&header=Vary:Accept-Language");
         let mut line = Vec::new();
-        assert!(vary.write_variant_header(Some(3), |p| line.extend_from_slice(p)));
-        assert_eq!(line, b"accept-language: v3");
+        vary.write_header_lines(Some(3), None, |p| line.extend_from_slice(p));
+        assert_eq!(line, b"\r\naccept-language: v3");
         let both = crate::Catalogue {
             crawler: Some("10%".parse().unwrap()),
             ..c.clone()

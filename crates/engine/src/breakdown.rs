@@ -30,10 +30,6 @@ use crate::targets::{Target, TargetSummary};
 
 /// The group of the requests no class matched.
 pub const UNCLASSIFIED: &str = "(unclassified)";
-/// The class of a catalogue's own requests beside a crawler (`--crawler`).
-pub(crate) const HUMAN: &str = "human";
-/// The class of the crawler's requests (`--crawler`).
-pub(crate) const CRAWLER: &str = "crawler";
 
 /// A tag for "no target was drawn" (the request failed before one was).
 const UNDRAWN: u8 = u8::MAX;
@@ -92,8 +88,8 @@ impl Names {
 pub(crate) struct Dimensions {
     hosts: Option<(Names, HashMap<String, u8>)>,
     classes: Option<(Names, Vec<UrlClass>)>,
-    /// The classes are the catalogue's draw, `human` and `crawler` (`--crawler` without
-    /// `--class`), not patterns.
+    /// The classes are the catalogue's draw (`--crawler`, `--ranges` without `--class`:
+    /// [`vload_cache::Catalogue::drawn_classes`]), not patterns.
     drawn_classes: bool,
     sets: Option<Names>,
     passes: Option<Names>,
@@ -115,10 +111,13 @@ impl Dimensions {
             .or_else(|| template.url.authority().map(|a| a.as_str().to_owned()))
             .unwrap_or_default();
         let hosts = host_names(plan, summary, &default_host);
-        let drawn_classes =
-            plan.classes.is_empty() && plan.catalogue.as_ref().is_some_and(|c| c.crawler.is_some());
-        let classes = if drawn_classes {
-            let names = vec![HUMAN.to_owned(), CRAWLER.to_owned()];
+        let drawn = plan
+            .catalogue
+            .as_ref()
+            .and_then(vload_cache::Catalogue::drawn_classes)
+            .filter(|_| plan.classes.is_empty());
+        let drawn_classes = drawn.is_some();
+        let classes = if let Some(names) = drawn {
             Some((Names { names, folded: 0 }, Vec::new()))
         } else {
             (!plan.classes.is_empty()).then(|| {
@@ -228,10 +227,11 @@ impl Dimensions {
         tags
     }
 
-    /// Marks a catalogue request the crawler's, when the classes are the draw's.
-    pub(crate) fn mark_crawler(&self, tags: &mut Tags, crawler: bool) {
+    /// Puts a catalogue request in its drawn class ([`vload_cache::Sampler::last_class`]),
+    /// when the classes are the draw's.
+    pub(crate) fn mark_drawn(&self, tags: &mut Tags, class: u8) {
         if self.drawn_classes {
-            tags.0[1] = u8::from(crawler);
+            tags.0[1] = class;
         }
     }
 

@@ -35,6 +35,10 @@ pub struct CatalogueRecord {
     /// on), and the law each request picks its variant by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variants: Option<String>,
+    /// A share of requests asking a range of their object (`--ranges`): `30%:mixed:64k`
+    /// (first bytes, a window or the last bytes, a third each), `100%:first:1M`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<String>,
 }
 
 /// What a cache should have achieved for the catalogue over the measured window.

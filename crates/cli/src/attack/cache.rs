@@ -43,6 +43,12 @@ pub(crate) struct CacheArgs {
     /// Vary: Accept-Language; each request picks one, uniformly or by :zipf:S (default: none).
     #[arg(long, value_name = "N[:KIND][:LAW]", requires = "catalogue")]
     pub(crate) variants: Option<String>,
+    /// A share of requests asking a range of their object, SHARE%[:KIND][:LENGTH]: first
+    /// (bytes=0-...), window (at a random offset), suffix (bytes=-N) or mixed, a third each;
+    /// LENGTH bytes each, 64k unless given. Counted as the class range, the rest whole
+    /// (default: none).
+    #[arg(long, value_name = "SHARE[:KIND][:LENGTH]", requires = "catalogue")]
+    pub(crate) ranges: Option<String>,
     /// The cache's capacity, bytes (64M) or objects (5000obj): the run file then says what an
     /// LRU of that size should hit (default: only the bounds of any cache).
     #[arg(long, value_name = "SIZE", requires = "catalogue")]
@@ -118,6 +124,12 @@ impl CacheArgs {
                 .map(str::parse)
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--variants {e}"))?,
+            ranges: self
+                .ranges
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--ranges {e}"))?,
         };
         catalogue.check().map_err(anyhow::Error::msg)?;
         let capacity = self

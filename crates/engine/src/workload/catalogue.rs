@@ -31,14 +31,18 @@ impl CatalogueDraws {
         arena: &mut BytesMut,
     ) -> Drawn {
         let id = sampler.next_id();
-        let (crawler, variant) = (sampler.last_was_crawler(), sampler.last_variant());
+        let (class, variant, range) = (
+            sampler.last_class(),
+            sampler.last_variant(),
+            sampler.last_range(),
+        );
         let watched = id < self.watched;
         let catalogue = sampler.catalogue();
         let object = Some(catalogue.key(id, variant));
         let Some(frame) = &self.frame else {
-            let target = target(catalogue, id, variant);
+            let target = target(catalogue, id, variant, range);
             let mut tags = dims.tags(&target, Default::default());
-            dims.mark_crawler(&mut tags, crawler);
+            dims.mark_drawn(&mut tags, class);
             return Drawn {
                 tags,
                 form: Form::Target(Box::new(target)),
@@ -55,11 +59,11 @@ impl CatalogueDraws {
                 end = out.len();
             },
             |out| catalogue.write_host(id, |part| out.put_slice(part)),
-            |out| catalogue.write_variant_header(variant, |part| out.put_slice(part)),
+            |out| catalogue.write_header_lines(variant, range, |part| out.put_slice(part)),
         );
         let path = || String::from_utf8_lossy(&arena[start..end]).into_owned();
         let mut tags = dims.catalogue_tags(catalogue.site_of(id), path);
-        dims.mark_crawler(&mut tags, crawler);
+        dims.mark_drawn(&mut tags, class);
         Drawn {
             tags,
             form: Form::Wire {
@@ -77,8 +81,13 @@ impl CatalogueDraws {
 }
 
 /// Object `id`'s request as a target: its path, its virtual host when the catalogue has
-/// several, and its variant's header when the variants are headers.
-fn target(catalogue: &vload_cache::Catalogue, id: u64, variant: Option<u32>) -> Target {
+/// several, its variant's header when the variants are headers, and its range.
+fn target(
+    catalogue: &vload_cache::Catalogue,
+    id: u64,
+    variant: Option<u32>,
+    range: Option<vload_cache::ByteRange>,
+) -> Target {
     let mut headers = http::HeaderMap::new();
     if let Some(host) = catalogue.host_of(id) {
         headers.insert(
@@ -86,12 +95,14 @@ fn target(catalogue: &vload_cache::Catalogue, id: u64, variant: Option<u32>) -> 
             http::HeaderValue::from_str(&host).expect("site names are valid header values"),
         );
     }
-    let mut line = Vec::new();
-    if catalogue.write_variant_header(variant, |part| line.extend_from_slice(part)) {
-        let value = &line[vload_cache::VARY_NAME.len() + 2..];
-        headers.insert(
-            http::HeaderName::from_static(vload_cache::VARY_NAME),
-            http::HeaderValue::from_bytes(value).expect("variant values are valid header values"),
+    let mut lines = Vec::new();
+    catalogue.write_header_lines(variant, range, |part| lines.extend_from_slice(part));
+    for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let colon = line.iter().position(|&b| b == b':').expect("a header line");
+        headers.append(
+            http::HeaderName::from_bytes(&line[..colon]).expect("the catalogue's header names"),
+            http::HeaderValue::from_bytes(&line[colon + 2..]).expect("its header values"),
         );
     }
     let mut path = Vec::with_capacity(64);

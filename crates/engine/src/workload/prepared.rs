@@ -161,14 +161,14 @@ pub(crate) struct Frame {
 
 impl Frame {
     /// Writes one request into `out`: `path` writes the path and query, `host` the Host's
-    /// value (false: it wrote nothing, the attack's Host goes), `line` one more header line
-    /// after it, without its line end (false: none).
+    /// value (false: it wrote nothing, the attack's Host goes), `lines` more header lines
+    /// after it, each after a line end.
     pub(crate) fn write(
         &self,
         out: &mut BytesMut,
         path: impl FnOnce(&mut BytesMut),
         host: impl FnOnce(&mut BytesMut) -> bool,
-        line: impl FnOnce(&mut BytesMut) -> bool,
+        lines: impl FnOnce(&mut BytesMut),
     ) {
         out.reserve(self.method.len() + 64 + self.host.len() + self.rest.len());
         out.put_slice(&self.method);
@@ -177,11 +177,7 @@ impl Frame {
         if !host(out) {
             out.put_slice(&self.host);
         }
-        let mark = out.len();
-        out.put_slice(b"\r\n");
-        if !line(out) {
-            out.truncate(mark);
-        }
+        lines(out);
         out.put_slice(&self.rest);
     }
 }

@@ -4,6 +4,7 @@
 //! `VLOAD_REQUIRE_VARNISH` is set, a missing varnishd fails them instead.
 
 mod catalogue;
+mod large;
 mod outage;
 mod phases;
 pub(crate) mod stack;

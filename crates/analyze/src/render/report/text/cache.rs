@@ -268,10 +268,73 @@ fn catalogue_words(c: &CatalogueRecord) -> String {
     if let Some(churn) = c.churn_per_s {
         law.push_str(&format!(", {} new objects", rate(churn)));
     }
+    if let Some(ranges) = &c.ranges {
+        law.push_str(&format!(", ranges {ranges}"));
+    }
     if let Some(variants) = &c.variants {
         law.push_str(&format!(", variants {variants}"));
     }
     law
+}
+
+/// With ranges: the range requests beside the whole ones, by requests, 206s, bytes and hit
+/// ratio (the drawn classes `range` and `whole`, or `... range` beside a crawler).
+fn render_ranges(out: &mut String, s: &Summary) {
+    let Some(classes) = s.breakdowns.iter().find(|b| b.by == "class") else {
+        return;
+    };
+    let sum = |range: bool| {
+        let groups = classes
+            .groups
+            .iter()
+            .filter(|g| g.name.ends_with("range") == range);
+        groups.fold((0u64, 0u64, 0f64, 0u64), |(n, b, hits, known), g| {
+            let ratio = g.hit_ratio.unwrap_or(0.0);
+            let known_here = if g.hit_ratio.is_some() { g.requests } else { 0 };
+            (
+                n + g.requests,
+                b + g.bytes_in,
+                hits + ratio * known_here as f64,
+                known + known_here,
+            )
+        })
+    };
+    let (asked, range_bytes, range_hits, range_known) = sum(true);
+    if asked == 0 || s.catalogue.as_ref().is_none_or(|c| c.ranges.is_none()) {
+        return;
+    }
+    let (whole, whole_bytes, whole_hits, whole_known) = sum(false);
+    let ratio = |hits: f64, known: u64| {
+        if known == 0 {
+            "n/a".to_owned()
+        } else {
+            percent(hits / known as f64)
+        }
+    };
+    let partial = s.status_codes.get(&206).copied().unwrap_or(0);
+    let answered = if partial < asked {
+        format!(
+            "; {} answered whole or refused (the cache or origin ignored Range)",
+            count(asked - partial)
+        )
+    } else {
+        String::new()
+    };
+    row(
+        out,
+        "Ranges",
+        "[asked, 206, bytes, hit ratio]",
+        &format!(
+            "{}, {}, {}, {}  (whole objects: {}, {}, {}{answered})",
+            count(asked),
+            count(partial),
+            bytes(range_bytes),
+            ratio(range_hits, range_known),
+            count(whole),
+            bytes(whole_bytes),
+            ratio(whole_hits, whole_known)
+        ),
+    );
 }
 
 /// With variants: what a cache that normalises them away should hit, beside the model of
@@ -351,6 +414,7 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
         ),
     );
     render_normalised(out, m);
+    render_ranges(out, s);
     if let Some(human) = m.lru_human_hit_ratio {
         row(
             out,
