@@ -5,7 +5,7 @@
 # vcl/catalogue.vcl (every variant a key) and vcl/normalise.vcl (one key an object), each
 # run against a varnishd started afresh (vcl/run.sh). Prints one markdown table: the
 # measured hit ratio and the model's, keyed and normalised, ROUNDS runs each (mean and
-# range).
+# range; round R uses --seed R).
 #
 #   bash benches/caches/variants-table.sh [VARIANTS]
 #   default: "1 4 16 16:vary". Workload: OBJECTS (5000), RATE (1000), SECONDS_EACH (10),
@@ -38,7 +38,7 @@ for v in $variants; do
             f=$out/$vcl-${v//:/-}-$r.json
             VARNISH_LISTEN=127.0.0.1:0 "$top/vcl/run.sh" "$top/vcl/$vcl.vcl" sh -c "\"$vload\" attack \
                 --no-progress --quiet -r $rate -d ${seconds}s --warmup ${warmup}s \
-                --catalogue $objects --variants $v ${size_args[*]} -o $f \$VARNISH_URL" \
+                --catalogue $objects --variants $v --seed $r ${size_args[*]} -o $f \$VARNISH_URL" \
                 >/dev/null 2>&1 && files+=("$f")
         done
         line+=$(python3 - "$vcl" "${files[@]}" <<'PY'

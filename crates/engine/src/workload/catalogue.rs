@@ -97,8 +97,10 @@ fn target(
     }
     let mut lines = Vec::new();
     catalogue.write_header_lines(variant, range, |part| lines.extend_from_slice(part));
-    for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let lines = lines
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    for line in lines.filter(|l| !l.is_empty()) {
         let colon = line.iter().position(|&b| b == b':').expect("a header line");
         headers.append(
             http::HeaderName::from_bytes(&line[..colon]).expect("the catalogue's header names"),

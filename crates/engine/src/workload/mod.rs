@@ -232,15 +232,20 @@ mod tests {
             (Method::POST, b"abc", None),
             (Method::GET, b"", Some("4")),
             (Method::GET, b"", Some("4:vary")),
+            (Method::GET, b"", Some("ranges")),
         ];
         for (method, body, variants) in cases {
             let mut plan = plan(Protocol::default(), method, body);
             if let Some(catalogue) = plan.catalogue.as_mut() {
-                catalogue.variants = variants.map(|v| v.parse().unwrap());
+                catalogue.variants = variants
+                    .filter(|v| *v != "ranges")
+                    .map(|v| v.parse().unwrap());
+                catalogue.ranges = (variants == Some("ranges")).then(|| "50%".parse().unwrap());
             }
             let sampler = plan.catalogue.as_ref().unwrap().sampler(0, 1);
             let dims = Arc::new(Dimensions::new(&plan, None));
             let workload = Workload::new(&plan, Source::Catalogue(Box::new(sampler)), dims);
+            let mut ranged = 0;
             for (tags, expected) in as_targets(&plan, 200) {
                 let drawn = workload.draw().unwrap();
                 assert_eq!(drawn.tags, tags);
@@ -256,6 +261,7 @@ mod tests {
                 assert_eq!(lines(&text), lines(&String::from_utf8_lossy(&expected)));
                 match variants {
                     Some("4") => assert!(text.contains("&utm_source=v"), "{text}"),
+                    Some("ranges") => ranged += usize::from(text.contains("\r\nrange: bytes=")),
                     Some(_) => assert!(
                         text.contains("&header=Vary:Accept-Language HTTP/1.1\r\n")
                             && text.contains("\r\naccept-language: v"),
@@ -264,6 +270,9 @@ mod tests {
                     None => assert!(!text.contains("utm_") && !text.contains("Vary"), "{text}"),
                 }
                 assert_eq!(wire.body, body.len() as u64);
+            }
+            if variants == Some("ranges") {
+                assert!((60..140).contains(&ranged), "{ranged} of 200 asked a range");
             }
         }
     }
