@@ -26,6 +26,11 @@ pub enum Metric {
     ErrorRate,
     /// Cache hits over classified responses.
     HitRatio,
+    /// With a crawler beside a catalogue (`--crawler`): the hit ratio of the human requests
+    /// alone, against the whole run of one without a crawler (what the crawler cost them).
+    HumanHitRatio,
+    /// The human requests' median latency, likewise.
+    HumanP50,
     /// CPU time of the watched server process per completed request (`--watch-pid`).
     ServerCpu,
     /// Cache hits over hits and misses, by the server's own counters (`--server-stats`).
@@ -67,7 +72,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 21] = [
+    pub const ALL: [Metric; 23] = [
         Metric::Throughput,
         Metric::P50,
         Metric::P90,
@@ -80,6 +85,8 @@ impl Metric {
         Metric::ProxyAddedP50,
         Metric::ErrorRate,
         Metric::HitRatio,
+        Metric::HumanHitRatio,
+        Metric::HumanP50,
         Metric::ServerCpu,
         Metric::ServerHitRatio,
         Metric::OriginShare,
@@ -102,6 +109,8 @@ impl Metric {
             Metric::Mean => "mean",
             Metric::ErrorRate => "error rate",
             Metric::HitRatio => "hit ratio",
+            Metric::HumanHitRatio => "human hit ratio",
+            Metric::HumanP50 => "human p50",
             Metric::ServerCpu => "server CPU/req",
             Metric::ServerHitRatio => "server hit ratio",
             Metric::OriginShare => "origin req/req",
@@ -137,7 +146,7 @@ impl Metric {
             || self.is_phase()
             || matches!(
                 self,
-                Metric::Mean | Metric::StampedeWaitP50 | Metric::StaleAgeMean
+                Metric::Mean | Metric::StampedeWaitP50 | Metric::StaleAgeMean | Metric::HumanP50
             )
     }
 
@@ -153,7 +162,14 @@ impl Metric {
                     | Metric::StaleShare
                     | Metric::TierOriginShare
                     | Metric::StaleAgeMean
+                    | Metric::HumanHitRatio
+                    | Metric::HumanP50
             )
+    }
+
+    /// True for the rows of the human requests beside a crawler: shown when some run had one.
+    pub fn is_human(self) -> bool {
+        matches!(self, Metric::HumanHitRatio | Metric::HumanP50)
     }
 
     /// The quantile a latency metric reads, `None` for the others.
@@ -178,6 +194,7 @@ impl Metric {
             self,
             Metric::ErrorRate
                 | Metric::HitRatio
+                | Metric::HumanHitRatio
                 | Metric::ServerHitRatio
                 | Metric::OriginShare
                 | Metric::Evictions
@@ -199,7 +216,11 @@ impl Metric {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Metric::Throughput | Metric::HitRatio | Metric::ServerHitRatio | Metric::Capacity
+            Metric::Throughput
+                | Metric::HitRatio
+                | Metric::HumanHitRatio
+                | Metric::ServerHitRatio
+                | Metric::Capacity
         )
     }
 
@@ -216,14 +237,14 @@ impl Metric {
     pub fn margin(self) -> f64 {
         match self {
             Metric::Throughput | Metric::Mean => 2.0,
-            Metric::P50 | Metric::P90 => 3.0,
+            Metric::P50 | Metric::P90 | Metric::HumanP50 => 3.0,
             Metric::FirstByteP50 | Metric::TransferP50 | Metric::ProxyAddedP50 => 3.0,
             Metric::StampedeWaitP50 | Metric::StaleAgeMean => 5.0,
             Metric::StampedeOriginShare | Metric::StaleShare | Metric::TierOriginShare => 0.5,
             Metric::P99 | Metric::FirstByteP99 => 5.0,
             Metric::P999 => 10.0,
             Metric::ErrorRate => 0.1,
-            Metric::HitRatio => 0.5,
+            Metric::HitRatio | Metric::HumanHitRatio => 0.5,
             Metric::ServerCpu => 3.0,
             Metric::ServerHitRatio | Metric::OriginShare => 0.5,
             Metric::Evictions => 1.0,
@@ -255,6 +276,7 @@ impl Metric {
                 (classified > 0).then(|| run.cache.hit as f64 / classified as f64)
             }
             Metric::Capacity => run.sweep.as_ref().and_then(|s| s.verdict.max_rate_per_s),
+            Metric::HumanHitRatio | Metric::HumanP50 => human(self, run)?,
             Metric::ServerCpu => run
                 .server
                 .as_ref()
@@ -314,6 +336,7 @@ impl Metric {
             // Evictions too: per 100 requests, as their difference is in points.
             Metric::ErrorRate
             | Metric::HitRatio
+            | Metric::HumanHitRatio
             | Metric::ServerHitRatio
             | Metric::OriginShare
             | Metric::Evictions
@@ -323,6 +346,51 @@ impl Metric {
             _ => units::duration_ns(value),
         }
     }
+}
+
+/// The human requests' hit ratio or median: the class `human` (and `human range`) of a run
+/// with a crawler, the whole run of a catalogue without one; `None` without a catalogue.
+fn human(metric: Metric, run: &RunFile) -> Result<Option<f64>, SchemaError> {
+    let Some(catalogue) = &run.plan.catalogue else {
+        return Ok(None);
+    };
+    let whole = if metric == Metric::HumanHitRatio {
+        Metric::HitRatio
+    } else {
+        Metric::P50
+    };
+    if catalogue.crawler.is_none() {
+        return whole.of(run);
+    }
+    let groups: Vec<_> = run
+        .breakdowns
+        .iter()
+        .filter(|b| b.by == "class")
+        .flat_map(|b| &b.groups)
+        .filter(|g| g.name.starts_with("human"))
+        .collect();
+    if metric == Metric::HumanHitRatio {
+        let mut cache = vload_schema::GroupCache::default();
+        groups.iter().for_each(|g| cache.add(&g.cache));
+        return Ok(cache.hit_ratio());
+    }
+    // The groups' histograms share their bounds; one that did not could not be added, and
+    // the row says n/a rather than a median of part of them.
+    let mut merged: Option<hdrhistogram::Histogram<u64>> = None;
+    for g in &groups {
+        let h = g.latency.histogram.decode()?;
+        match &mut merged {
+            Some(m) => {
+                if m.add(&h).is_err() {
+                    return Ok(None);
+                }
+            }
+            None => merged = Some(h),
+        }
+    }
+    Ok(merged
+        .filter(|h| h.len() >= samples_needed(0.5))
+        .map(|h| h.value_at_quantile(0.5) as f64))
 }
 
 /// The window's stale answers over its classified ones, where the cache's headers can say

@@ -168,7 +168,7 @@ fn batch_value(metric: Metric, batch: &[&Interval]) -> Option<f64> {
         // A stampede's events are not the window's seconds.
         Metric::StampedeOriginShare | Metric::StampedeWaitP50 => None,
         // Ages are kept for the window and each stage, not each second.
-        Metric::StaleAgeMean => None,
+        Metric::StaleAgeMean | Metric::HumanHitRatio | Metric::HumanP50 => None,
         m if m.is_phase() => None,
         _ => Some(0.0), // Percentiles are bootstrapped from the histograms instead.
     }

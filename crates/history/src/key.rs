@@ -29,6 +29,8 @@ pub fn metric_key(metric: Metric) -> &'static str {
         Metric::Mean => "mean",
         Metric::ErrorRate => "error_ratio",
         Metric::HitRatio => "hit_ratio",
+        Metric::HumanHitRatio => "human_hit_ratio",
+        Metric::HumanP50 => "human_p50",
         Metric::ServerCpu => "server_cpu_per_request",
         Metric::ServerHitRatio => "server_hit_ratio",
         Metric::OriginShare => "origin_per_request",

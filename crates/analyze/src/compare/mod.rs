@@ -66,7 +66,15 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
     let mut rows = Vec::new();
     for metric in Metric::ALL {
         // The server's rows and the phases' only when some run kept what they read.
-        let kept = |r: &RunFile| metric.of(r).is_ok_and(|v| v.is_some());
+        // The human requests' rows only when some run had a crawler beside its catalogue.
+        let kept = |r: &RunFile| match metric.is_human() {
+            true => r
+                .plan
+                .catalogue
+                .as_ref()
+                .is_some_and(|c| c.crawler.is_some()),
+            false => metric.of(r).is_ok_and(|v| v.is_some()),
+        };
         if metric.is_optional() && !runs_a.iter().chain(runs_b).any(kept) {
             continue;
         }
@@ -95,6 +103,8 @@ pub fn compare(a: (&str, &[RunFile]), b: (&str, &[RunFile])) -> Result<Compariso
                             "a stampede's events are not the window's seconds".into()
                         } else if metric == Metric::StaleAgeMean {
                             "stale ages are kept for the window, not each second".into()
+                        } else if metric.is_human() {
+                            "a class is kept for the window, not each second".into()
                         } else {
                             crate::within_run::missing(run)
                         });

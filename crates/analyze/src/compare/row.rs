@@ -399,6 +399,9 @@ fn missing(metric: Metric) -> String {
         Metric::StaleAgeMean => {
             "n/a: a run had no stale answer with an Age (nginx sends none)".into()
         }
+        Metric::HumanHitRatio | Metric::HumanP50 => {
+            "n/a: a run's human requests had too few samples, or a run had no catalogue".into()
+        }
         Metric::StampedeOriginShare | Metric::StampedeWaitP50 => {
             "n/a: a run had no stampede, or no answer the cache served itself".into()
         }

@@ -332,3 +332,84 @@ fn compare_rows_read_stale_answers_and_tiers() {
             | vload_analyze::Metric::StaleAgeMean
     )));
 }
+
+/// A run with a crawler beside its catalogue against runs without one: the human requests'
+/// rows read the crawler run's class `human` and the other's whole run, so they say what
+/// the crawler cost the people; runs without a crawler have no such rows.
+#[test]
+fn compare_rows_read_the_human_class_beside_a_crawler() {
+    use vload_schema::{Breakdown, CatalogueRecord, Group, GroupCache, RunFile};
+    let catalogue = |crawler: Option<&str>| CatalogueRecord {
+        objects: 1_000,
+        popularity: "zipf:0.8".into(),
+        object_size: "4k".into(),
+        ttl_s: None,
+        one_hit_wonders: 0.0,
+        hosts: 1,
+        seed: 1,
+        total_bytes: 4_096_000,
+        churn_per_s: None,
+        crawler: crawler.map(str::to_owned),
+        variants: None,
+        ranges: None,
+    };
+    // Without a crawler: 80% hits over all (and human) requests.
+    let plain = |seed: u64| {
+        let mut run = synthetic("plain", 5, 1_000, 200_000.0, seed);
+        run.plan.catalogue = Some(catalogue(None));
+        run.cache.hit = 4_000 - seed;
+        run.cache.miss = 1_000 + seed;
+        run
+    };
+    // With one: the human class hits 70%, the crawler's 20% (50% over all), and the human
+    // requests are slower by half.
+    let crawled = |seed: u64| {
+        let slow = synthetic("crawled", 5, 1_000, 300_000.0, seed);
+        let mut run = plain(seed);
+        run.plan.catalogue = Some(catalogue(Some("30%:tail")));
+        run.cache.hit = 2_500;
+        run.cache.miss = 2_500;
+        let group = |name: &str, hit: u64, miss: u64, run: &RunFile| Group {
+            name: name.into(),
+            requests: hit + miss,
+            errors: 0,
+            status_classes: Default::default(),
+            cache: GroupCache {
+                hit,
+                miss,
+                ..Default::default()
+            },
+            bytes_in: 0,
+            latency: run.latency.response.clone().unwrap(),
+            first_byte: None,
+            transfer: None,
+        };
+        run.breakdowns = vec![Breakdown {
+            by: "class".into(),
+            folded: 0,
+            groups: vec![
+                group("human", 2_450 - seed, 1_050 + seed, &slow),
+                group("crawler", 50 + seed, 1_450 - seed, &run),
+            ],
+        }];
+        run
+    };
+    let with: Vec<RunFile> = (1..=5).map(crawled).collect();
+    let without: Vec<RunFile> = (6..=10).map(plain).collect();
+    let c = vload_analyze::compare(("crawler", &with), ("none", &without)).unwrap();
+    let human = row(&c, Metric::HumanHitRatio);
+    let (a, b) = (human.a.median.unwrap(), human.b.median.unwrap());
+    assert!(
+        (a - 0.70).abs() < 0.01 && (b - 0.80).abs() < 0.01,
+        "{human:?}"
+    );
+    assert_eq!(human.verdict, vload_analyze::compare::Verdict::BBetter);
+    let p50 = row(&c, Metric::HumanP50);
+    assert!(
+        p50.a.median.unwrap() > 1.3 * p50.b.median.unwrap(),
+        "{p50:?}"
+    );
+    // Runs without a crawler have no human rows.
+    let c = vload_analyze::compare(("a", &without), ("b", &without)).unwrap();
+    assert!(c.rows.iter().all(|r| !r.metric.is_human()));
+}
