@@ -69,6 +69,10 @@ fn a_100_mb_miss_streams_through_varnish_and_waits_for_the_whole_body_without_st
     );
     // 1.6 GB moved; vload held none of it.
     assert!(rss_kib < 64 * 1024, "vload's peak RSS {rss_kib} KiB");
+    let path = streaming.dir.join("s.json");
+    let report = super::stack::vload(&["report", path.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("Transfer rate [hits, misses]"), "{text}");
     drop(streaming);
 
     // The origin alone: how long 100 MB take to move over loopback.
@@ -114,7 +118,7 @@ fn range_requests_are_counted_as_varnishncsa_logs_them_by_status_and_bytes() {
     let _turn = serial();
     let stack = Stack::start("catalogue.vcl");
     let out = stack.dir.join("ranges.json");
-    super::stack::vload(&[
+    let report = super::stack::vload(&[
         "attack",
         "--catalogue",
         "50",
@@ -146,4 +150,15 @@ fn range_requests_are_counted_as_varnishncsa_logs_them_by_status_and_bytes() {
     let share = range.requests as f64 / run.totals.completed as f64;
     assert!((share - 0.5).abs() < 0.1, "{share}");
     assert!(range.cache.miss + whole.cache.miss <= 50, "{:?}", run.cache);
+    let text = String::from_utf8_lossy(&report.stdout);
+    let ranges = format!(
+        "{}, {}, ",
+        vload_analyze::units::count(range.requests),
+        vload_analyze::units::count(range.requests)
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Ranges") && l.contains(&ranges)),
+        "{text}"
+    );
 }

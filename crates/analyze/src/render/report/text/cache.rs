@@ -277,6 +277,46 @@ fn catalogue_words(c: &CatalogueRecord) -> String {
     law
 }
 
+/// Hits' and misses' body bytes over their time from first byte to last: whether the cache
+/// delivers a miss as fast as a hit (a cache that streams a miss passes the origin's pace on).
+/// Only for objects of 256 KiB and more on average: a smaller body comes with its head, in
+/// one read, and has no transfer time to speak of.
+fn render_transfer_rates(out: &mut String, s: &Summary) {
+    let large = s
+        .catalogue
+        .as_ref()
+        .is_some_and(|c| c.total_bytes >= 256 * 1024 * c.objects.max(1));
+    let Some(by_cache) = s
+        .breakdowns
+        .iter()
+        .find(|b| b.by == "cache")
+        .filter(|_| large)
+    else {
+        return;
+    };
+    let rate_of = |name: &str| {
+        let g = by_cache.groups.iter().find(|g| g.name == name)?;
+        let t = g.transfer.as_ref()?;
+        let seconds = t.mean_ns? * t.n as f64 / 1e9;
+        (seconds > 0.0 && g.bytes_in > 0).then(|| g.bytes_in as f64 / seconds)
+    };
+    let (hits, misses) = (rate_of("hit"), rate_of("miss"));
+    if hits.is_none() && misses.is_none() {
+        return;
+    }
+    let text = |r: Option<f64>| r.map_or("n/a".to_owned(), |r| format!("{}/s", bytes(r as u64)));
+    row(
+        out,
+        "Transfer rate",
+        "[hits, misses]",
+        &format!(
+            "{}, {}  (body bytes over the time from first byte to last)",
+            text(hits),
+            text(misses)
+        ),
+    );
+}
+
 /// With ranges: the range requests beside the whole ones, by requests, 206s, bytes and hit
 /// ratio (the drawn classes `range` and `whole`, or `... range` beside a crawler).
 fn render_ranges(out: &mut String, s: &Summary) {
@@ -415,6 +455,7 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
     );
     render_normalised(out, m);
     render_ranges(out, s);
+    render_transfer_rates(out, s);
     if let Some(human) = m.lru_human_hit_ratio {
         row(
             out,
