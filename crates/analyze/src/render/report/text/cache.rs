@@ -277,6 +277,13 @@ fn catalogue_words(c: &CatalogueRecord) -> String {
     law
 }
 
+/// The rows of what shapes the workload beyond its objects: variants, ranges, large bodies.
+fn render_workload(out: &mut String, s: &Summary, m: &CacheModelRecord) {
+    render_normalised(out, m);
+    render_ranges(out, s);
+    render_transfer_rates(out, s);
+}
+
 /// Hits' and misses' body bytes over their time from first byte to last: whether the cache
 /// delivers a miss as fast as a hit (a cache that streams a miss passes the origin's pace on).
 /// Only for objects of 256 KiB and more on average: a smaller body comes with its head, in
@@ -453,9 +460,7 @@ fn render_model(out: &mut String, s: &Summary, c: &CatalogueRecord, m: &CacheMod
             ))
         ),
     );
-    render_normalised(out, m);
-    render_ranges(out, s);
-    render_transfer_rates(out, s);
+    render_workload(out, s, m);
     if let Some(human) = m.lru_human_hit_ratio {
         row(
             out,
