@@ -28,6 +28,14 @@ fn unit(metric: Metric) -> &'static str {
     }
 }
 
+/// True when some series has a valid run of `commit` (a prefix names it too): an export of
+/// a commit no series knows would be an empty document, not an answer.
+pub fn knows_commit(histories: &[SeriesHistory], commit: &str) -> bool {
+    histories
+        .iter()
+        .any(|h| (0..h.metrics.len()).any(|i| chosen(h, i, Some(commit)).is_some()))
+}
+
 /// The commit exported: `commit` when given, else the newest with valid runs.
 fn chosen<'a>(
     h: &'a SeriesHistory,

@@ -211,6 +211,13 @@ pub(crate) fn command(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             let store = a.db.open(false)?;
             let h = histories(&store, &a.select)?;
             let commit = a.commit.as_deref();
+            if let Some(c) = commit
+                && !vload_history::export::knows_commit(&h, c)
+            {
+                anyhow::bail!(
+                    "--commit {c}: no valid run of that commit in the series selected (`vload history show` lists their commits); give one of them, or leave --commit out for the newest"
+                );
+            }
             let value = match a.format {
                 ExportFormat::Bmf => vload_history::export::bmf(&h, commit),
                 ExportFormat::CustomSmallerIsBetter => {

@@ -113,6 +113,19 @@ fn attacks_add_themselves_and_every_view_reads_them() {
         measures["throughput"]["value"].as_f64().unwrap() > 0.0,
         "{measures}"
     );
+    // A commit no series knows is refused by name, not exported as an empty document.
+    let o = run(
+        vload()
+            .args([
+                "history", "export", "--format", "bmf", "--commit", "nosuch", "--db",
+            ])
+            .arg(&db),
+        2,
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--commit nosuch: no valid run"),
+        "{o:?}"
+    );
     let page = dir.path("h.html");
     run(
         vload()
