@@ -20,8 +20,11 @@ enum Switch {
     /// At the first datagram of the client's `n`th connection (0-based): the connections
     /// before it stay whole on the first server.
     AtConnection(usize),
-    /// After `n` datagrams from the client, whatever they carry: a live connection's next
-    /// packets reach a server that never made it.
+    /// After `n` of the client's 1-RTT datagrams (short header: the handshake is done), a
+    /// live connection's next packets reach a server that never made it. Counting every
+    /// datagram, a loaded machine's handshake retransmissions once moved the switch into the
+    /// handshake: the connection failed before any request went out, the next was made with
+    /// the second server, and no request was in flight to see a reset.
     AfterDatagrams(u64),
 }
 
@@ -67,8 +70,8 @@ fn switching_relay(
         while !stop.load(Relaxed) {
             if let Ok((len, from)) = front.recv_from(&mut buf) {
                 client = Some(from);
-                sent += 1;
                 let d = &buf[..len];
+                sent += u64::from(d.first().is_some_and(|b| b & 0x80 == 0));
                 let new =
                     initial_ids(d).is_some_and(|(dcid, _)| !server_ids.iter().any(|s| s == dcid));
                 match switch {
