@@ -174,6 +174,41 @@ fn malformed_urls_and_flags_are_one_clear_line() {
         ],
         "cannot write run file",
     );
+    // A catalogue's variants and ranges: a bad setting, or a combination the model lacks.
+    let catalogue = |flag: &str, value: &str, needle: &str| {
+        refused(
+            &[
+                "attack",
+                "--catalogue",
+                "10",
+                flag,
+                value,
+                "http://127.0.0.1:1/",
+            ],
+            needle,
+        );
+    };
+    catalogue(
+        "--variants",
+        "0",
+        "--variants '0' is not a variants setting",
+    );
+    catalogue("--variants", "4:header", "expected N[:query|:vary]");
+    catalogue("--ranges", "30", "--ranges '30' is not a range setting");
+    catalogue("--ranges", "30%:middle", "expected SHARE%[:first");
+    refused(
+        &[
+            "attack",
+            "--catalogue",
+            "10",
+            "--variants",
+            "4",
+            "--crawler",
+            "10%",
+            "http://127.0.0.1:1/",
+        ],
+        "--variants and --crawler together",
+    );
 }
 
 #[test]
