@@ -268,6 +268,57 @@ impl Store {
         })
     }
 
+    /// Removes runs, and the series left without any: every run of `series` (a key, or the
+    /// series keys given), the runs named in `runs`, and every run that started before
+    /// `before` (RFC 3339, compared as the runs' own start times are written). One
+    /// transaction: all of it, or nothing. Returns the runs and the series removed.
+    ///
+    /// # Errors
+    /// When SQLite fails.
+    pub fn forget(
+        &mut self,
+        series: &[String],
+        runs: &[String],
+        before: Option<&str>,
+    ) -> Result<(u64, u64), StoreError> {
+        let path = self.path.display().to_string();
+        let err = |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(err)?;
+        let drop_runs = |sql: &str, arg: &str| -> Result<u64, rusqlite::Error> {
+            let ids: Vec<String> = tx
+                .prepare(sql)?
+                .query_map([arg], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for id in &ids {
+                tx.execute("DELETE FROM metrics WHERE run_id = ?1", [id])?;
+                tx.execute("DELETE FROM runs WHERE run_id = ?1", [id])?;
+            }
+            Ok(ids.len() as u64)
+        };
+        let mut gone = 0u64;
+        for key in series {
+            gone += drop_runs("SELECT run_id FROM runs WHERE series = ?1", key).map_err(err)?;
+        }
+        for id in runs {
+            gone += drop_runs("SELECT run_id FROM runs WHERE run_id = ?1", id).map_err(err)?;
+        }
+        if let Some(before) = before {
+            gone +=
+                drop_runs("SELECT run_id FROM runs WHERE started_at < ?1", before).map_err(err)?;
+        }
+        let emptied = tx
+            .execute(
+                "DELETE FROM series WHERE key NOT IN (SELECT DISTINCT series FROM runs)",
+                [],
+            )
+            .map_err(err)? as u64;
+        tx.commit().map_err(err)?;
+        Ok((gone, emptied))
+    }
+
     /// Every series, ordered by key.
     ///
     /// # Errors

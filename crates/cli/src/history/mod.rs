@@ -31,6 +31,25 @@ enum HistoryCommand {
     Plot(PlotArgs),
     /// One commit's figures for Bencher (BMF) or github-action-benchmark.
     Export(ExportArgs),
+    /// Remove runs: a series that has ended, a run stored by mistake, what is older than a
+    /// cutoff (a series left without runs goes with them).
+    Forget(ForgetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ForgetArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// Every run of the series whose key starts with this, or whose label is this
+    /// (repeatable).
+    #[arg(long, value_name = "KEY|LABEL")]
+    series: Vec<String>,
+    /// The run with this id (repeatable).
+    #[arg(long, value_name = "RUN_ID")]
+    run: Vec<String>,
+    /// Every run that started longer ago than this, e.g. 90d.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    older_than: Option<std::time::Duration>,
 }
 
 /// Where the database is.
@@ -207,6 +226,7 @@ pub(crate) fn command(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        HistoryCommand::Forget(a) => forget(a),
         HistoryCommand::Export(a) => {
             let store = a.db.open(false)?;
             let h = histories(&store, &a.select)?;
@@ -231,6 +251,52 @@ pub(crate) fn command(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `vload history forget`: what is named must exist (a typo forgets nothing, loudly).
+fn forget(a: &ForgetArgs) -> anyhow::Result<ExitCode> {
+    if a.series.is_empty() && a.run.is_empty() && a.older_than.is_none() {
+        anyhow::bail!(
+            "history forget: give --series KEY|LABEL, --run RUN_ID or --older-than DURATION"
+        );
+    }
+    let mut store = a.db.open(false)?;
+    let all = store.series().context("reading the history database")?;
+    let mut keys = Vec::new();
+    for want in &a.series {
+        let found: Vec<String> = all
+            .iter()
+            .filter(|s| s.key.key.starts_with(want.as_str()) || s.key.label == *want)
+            .map(|s| s.key.key.clone())
+            .collect();
+        if found.is_empty() {
+            let labels: std::collections::BTreeSet<&str> =
+                all.iter().map(|s| s.key.label.as_str()).collect();
+            let labels: Vec<&str> = labels.into_iter().collect();
+            anyhow::bail!(
+                "--series {want}: no series has that key or label (labels: {}); `vload history show` lists the series",
+                labels.join(", ")
+            );
+        }
+        keys.extend(found);
+    }
+    for id in &a.run {
+        if store
+            .file(id)
+            .context("reading the history database")?
+            .is_none()
+        {
+            anyhow::bail!("--run {id}: no run with that id in the history database");
+        }
+    }
+    let cutoff = a.older_than.map(|age| {
+        humantime::format_rfc3339_millis(std::time::SystemTime::now() - age).to_string()
+    });
+    let (runs, series) = store
+        .forget(&keys, &a.run, cutoff.as_deref())
+        .map_err(|e| anyhow::anyhow!("history database {e}"))?;
+    crate::paint::say!("vload: forgot {runs} runs; {series} series had no run left and are gone");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn histories(

@@ -140,6 +140,33 @@ fn attacks_add_themselves_and_every_view_reads_them() {
         html.contains("<svg") && html.contains("hist ["),
         "{html:.300}"
     );
+    forget_names_what_it_removes(&db, stored);
+}
+
+/// `history forget`: nothing named, or a name nothing has, is refused by name; a cutoff
+/// older than every run forgets none; the series' label forgets its every run, and the
+/// series with them.
+fn forget_names_what_it_removes(db: &std::path::Path, stored: usize) {
+    let forget = |args: &[&str], code| {
+        let o = run(
+            vload()
+                .args(["history", "forget", "--db"])
+                .arg(db)
+                .args(args),
+            code,
+        );
+        stderr(&o)
+    };
+    assert!(forget(&[], 2).contains("give --series KEY|LABEL"));
+    assert!(forget(&["--series", "nosuch"], 2).contains("--series nosuch: no series"));
+    assert!(forget(&["--run", "nosuch"], 2).contains("--run nosuch: no run"));
+    assert!(forget(&["--older-than", "1000d"], 0).contains("forgot 0 runs"));
+    let err = forget(&["--series", "hist"], 0);
+    assert!(
+        err.contains(&format!("forgot {stored} runs; 1 series")),
+        "{err}"
+    );
+    assert!(forget(&["--series", "hist"], 2).contains("no series"));
 }
 
 /// Bad input: a missing database is not created by a reader; a missing config file stops
