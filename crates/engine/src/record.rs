@@ -7,24 +7,8 @@ use vload_schema::{ErrorKind, HistogramSettings, Moments, StatusClasses, new_his
 
 use crate::cache::CacheClass;
 
-/// Every error kind, in a fixed order for array indexing.
-pub(crate) const ERROR_KINDS: [ErrorKind; 15] = [
-    ErrorKind::ConnectRefused,
-    ErrorKind::ConnectTimeout,
-    ErrorKind::Connect,
-    ErrorKind::RequestTimeout,
-    ErrorKind::Reset,
-    ErrorKind::Tls,
-    ErrorKind::Protocol,
-    ErrorKind::Body,
-    ErrorKind::StreamReset,
-    ErrorKind::Goaway,
-    ErrorKind::ClientLimit,
-    ErrorKind::QuicIdleTimeout,
-    ErrorKind::StatelessReset,
-    ErrorKind::QuicVersion,
-    ErrorKind::Other,
-];
+/// Every error kind, in a fixed order for array indexing: schema's own list.
+pub(crate) const ERROR_KINDS: [ErrorKind; ErrorKind::ALL.len()] = ErrorKind::ALL;
 
 pub(crate) fn kind_index(kind: ErrorKind) -> usize {
     ERROR_KINDS
