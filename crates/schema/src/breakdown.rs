@@ -37,7 +37,7 @@ pub struct Breakdown {
     /// `(failed)`).
     pub by: String,
     /// Distinct names folded into [`OTHER`] because the breakdown had [`GROUP_LIMIT`] already.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub folded: u64,
     /// The groups with at least one request, in the order of their names' definition.
     pub groups: Vec<Group>,
@@ -77,12 +77,12 @@ pub struct GroupCache {
     /// Served from the cache.
     pub hit: u64,
     /// Served from the cache past its freshness.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub stale: u64,
     /// Fetched from the origin.
     pub miss: u64,
     /// Passed to the origin without a lookup.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub pass: u64,
     /// No evidence either way.
     pub unknown: u64,

@@ -133,7 +133,7 @@ pub struct PurgeBurst {
     pub errors: u64,
     /// Purge requests never sent: the burst's time (its period, at most 5 s) ran out, or the
     /// run ended, first. `sent + unsent` is the burst's objects.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unsent: u64,
 }
 
@@ -157,6 +157,6 @@ pub struct WarmRecord {
     /// A pass: the objects it asked for and got no response for (connect refused, reset,
     /// timed out, never sent); a pass with any is not `reached`, since those objects were
     /// never fetched into the cache.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub failed: u64,
 }

@@ -155,14 +155,10 @@ mod plan;
 mod provenance;
 mod run;
 mod server;
+mod skip;
 mod stage;
 mod stampede;
 mod validate;
-
-/// For `skip_serializing_if`: a count of zero is left out of the file.
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
 
 pub use breakdown::*;
 pub use cache::*;

@@ -265,7 +265,7 @@ pub struct CacheSources {
     /// `Age` greater than zero = hit.
     pub age: u64,
     /// RFC 9211 `Cache-Status` (its last member): `hit`, or a `fwd` reason.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub cache_status: u64,
 }
 

@@ -226,40 +226,40 @@ pub struct Totals {
     pub out_of_range: u64,
     /// Requests that fell due but were never sent, because the client was frozen past the
     /// window's end or stopped (Ctrl-C) first (counted in `intended`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unsent: u64,
     /// Requests sent (or whose connection was being made) that had neither a response nor
     /// an error when the run stopped waiting for them (counted in `sent`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unfinished: u64,
     /// Of the `request_timeout` errors, requests that timed out still waiting for a
     /// connection: never written, because every connection was busy or still being made
     /// until their deadline.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub queue_timeouts: u64,
     /// Connections closed because the server sent bytes after a complete response that
     /// nobody asked for (a body on a 204 or 304, a Content-Length shorter than the body):
     /// the response stands, the connection cannot be used again. Not a request's outcome.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub stray_closes: u64,
     /// Misses whose `Server-Timing` claimed more time at the origin than the request's own
     /// wait for its first byte (a clock skew or a lying origin): left out of
     /// `latency.origin` and `latency.proxy_added`, counted here instead.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub server_timing_beyond_wait: u64,
     /// Of the `request_timeout` errors, requests whose whole response was waiting when vload
     /// looked after their deadline: the server answered, but when is unknown; the time past
     /// the deadline may be the client's (a thread off a CPU), not the server's.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub timeouts_answered_late: u64,
     /// Connections that were made and closed (by vload at the end, idle, or by the server)
     /// without carrying a request: a proxy may count each as a client's request error
     /// (HAProxy's `ereq`), which is vload's doing, not the server's trouble.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub connections_unused: u64,
     /// Open loop: requests that found every connection busy and waited for one (their wait
     /// is part of their response time; `latency.queue_wait` has its distribution).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub queued: u64,
     /// HTTP/3: how each connection's QUIC handshake went (they add up to the connections
     /// the run opened, warm-up included). Absent for TCP-based protocols.
@@ -371,14 +371,14 @@ pub struct Interval {
     /// Requests in flight at the end of the interval.
     pub in_flight: u64,
     /// Requests counted as never sent in this interval (see `totals.unsent`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unsent: u64,
     /// Requests counted as unfinished in this interval: the last one (see
     /// `totals.unfinished`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unfinished: u64,
     /// Connections closed in this interval for stray bytes (see `totals.stray_closes`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub stray_closes: u64,
     /// Responses classified as cache hits.
     pub hits: u64,
@@ -389,17 +389,17 @@ pub struct Interval {
     pub layers: Vec<crate::LayerCounts>,
     /// Of `hits`, those served stale: past their freshness, by the cache's word
     /// (`Cache-Status` with a negative `ttl`, nginx's `STALE` and `UPDATING`).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub stale: u64,
     /// The ages of this interval's stale answers, when any carried an `Age`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_ages: Option<crate::StaleAges>,
     /// Of `hits`, those for the objects `--purge-every` purges (the catalogue's most
     /// popular): a purge's refetches are the misses on the objects purged.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub purged_hits: u64,
     /// Of `misses`, those for the objects `--purge-every` purges.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub purged_misses: u64,
     /// Primary latency of the requests completed in this interval.
     pub latency: LatencyRecord,

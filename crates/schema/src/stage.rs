@@ -31,10 +31,10 @@ pub struct StageRecord {
     /// Requests that ended, with a response or an error.
     pub completed: u64,
     /// Requests due in the stage, never sent (a frozen client).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unsent: u64,
     /// Requests of the stage sent and neither answered nor failed when the run stopped.
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub unfinished: u64,
     /// Requests dispatched more than 1 ms late.
     pub late_sends: u64,
@@ -51,7 +51,7 @@ pub struct StageRecord {
     /// Responses classified as not hits.
     pub misses: u64,
     /// Of `hits`, those served stale (past their freshness, by the cache's word).
-    #[serde(default, skip_serializing_if = "crate::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::skip::is_zero")]
     pub stale: u64,
     /// The ages of the stale answers, when any carried an `Age`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
